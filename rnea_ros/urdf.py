@@ -1,0 +1,213 @@
+"""URDF text → validated links and joints (plain numpy data, no dynamics yet).
+
+The XML is parsed with entity expansion, DTD loading and network access
+disabled, then read with ``urdf_parser_py``. Everything the dynamics depends on
+is checked here, and every problem raises :class:`ModelError` naming the element.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from lxml import etree
+from urdf_parser_py import urdf as urdf_parser
+from urdf_parser_py.xml_reflection import core as xml_reflection
+
+# urdf_parser_py prints every unknown tag (gazebo, transmission, ...) to stderr.
+xml_reflection.on_error = lambda message: None
+
+MOVABLE_TYPES = ("revolute", "continuous", "prismatic")
+SUPPORTED_TYPES = (*MOVABLE_TYPES, "fixed", "floating")
+
+# Real URDFs (TIAGo, ANYmal) carry inertias a few 1e-8..1e-6 kg·m² outside the physical
+# set; such slips are kept as written. Larger violations are refused.
+INERTIA_TOLERANCE = 1e-5  # kg·m², plus 1e-6 of the largest principal moment
+
+
+class ModelError(ValueError):
+    """A robot description that rnea_ros cannot turn into a correct model."""
+
+
+@dataclass(frozen=True)
+class Link:
+    name: str
+    mass: float
+    com: np.ndarray  # centre of mass in the link frame
+    inertia: np.ndarray  # 3×3 about the centre of mass, in the link frame
+
+
+@dataclass(frozen=True)
+class Mimic:
+    joint: str
+    multiplier: float
+    offset: float
+
+
+@dataclass(frozen=True)
+class Joint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    rotation: np.ndarray  # pose of the joint frame in the parent link frame
+    translation: np.ndarray
+    axis: np.ndarray  # unit vector in the joint frame
+    mimic: Mimic | None
+
+
+@dataclass(frozen=True)
+class URDFTree:
+    name: str
+    links: list[Link]
+    joints: list[Joint]
+
+
+def rpy_to_rotation(rpy) -> np.ndarray:
+    """URDF's fixed-axis roll, pitch, yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def parse_urdf(urdf_xml: str | bytes) -> URDFTree:
+    root = _parse_xml_safely(urdf_xml)
+    try:
+        path = xml_reflection.Path(urdf_parser.URDF.XML_REFL.tag, tree=etree.ElementTree(root))
+        robot = urdf_parser.URDF.from_xml(root, path)
+    except Exception as error:  # urdf_parser_py raises many types on bad input
+        raise ModelError(f"invalid URDF: {error}") from error
+    links = [_read_link(link) for link in robot.links]
+    joints = [_read_joint(joint) for joint in robot.joints]
+    _check_unique("link", [link.name for link in links])
+    _check_unique("joint", [joint.name for joint in joints])
+    if not links:
+        raise ModelError("the URDF has no <link>")
+    return URDFTree(robot.name or "", links, joints)
+
+
+def _parse_xml_safely(urdf_xml: str | bytes) -> etree._Element:
+    if isinstance(urdf_xml, str):
+        urdf_xml = urdf_xml.encode("utf-8", errors="strict")
+    if not isinstance(urdf_xml, bytes) or not urdf_xml.strip():
+        raise ModelError("the robot description is empty")
+    parser = etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=True,
+    )
+    try:
+        root = etree.fromstring(urdf_xml, parser)
+    except (etree.XMLSyntaxError, ValueError) as error:
+        raise ModelError(f"the robot description is not well-formed XML: {error}") from error
+    if root is None:
+        raise ModelError("the robot description is empty")
+    if root.getroottree().docinfo.doctype:
+        raise ModelError("DOCTYPE declarations (and so XML entities) are not allowed in a URDF")
+    if root.tag != "robot":
+        raise ModelError(f"the root element is <{root.tag}>, expected <robot>")
+    return root
+
+
+def _check_unique(kind: str, names: list[str]) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if not name:
+            raise ModelError(f"a <{kind}> has no name")
+        if name in seen:
+            raise ModelError(f"duplicate {kind} name '{name}'")
+        seen.add(name)
+
+
+def _finite_vector(values, size: int, what: str) -> np.ndarray:
+    try:
+        vector = np.asarray(values, dtype=float).reshape(size)
+    except (TypeError, ValueError) as error:
+        raise ModelError(f"{what}: expected {size} numbers, got {values!r}") from error
+    if not np.all(np.isfinite(vector)):
+        raise ModelError(f"{what}: non-finite value in {vector.tolist()}")
+    if np.any(np.abs(vector) > 1e9):
+        raise ModelError(f"{what}: value out of range in {vector.tolist()}")
+    return vector
+
+
+def _pose(origin, what: str) -> tuple[np.ndarray, np.ndarray]:
+    if origin is None:
+        return np.eye(3), np.zeros(3)
+    xyz = _finite_vector(origin.xyz if origin.xyz is not None else [0, 0, 0], 3, f"{what} origin xyz")
+    rpy = _finite_vector(origin.rpy if origin.rpy is not None else [0, 0, 0], 3, f"{what} origin rpy")
+    return rpy_to_rotation(rpy), xyz
+
+
+def _read_link(link) -> Link:
+    what = f"link '{link.name}'"
+    inertial = link.inertial
+    if inertial is None:
+        return Link(link.name, 0.0, np.zeros(3), np.zeros((3, 3)))
+    mass = _finite_vector([inertial.mass if inertial.mass is not None else 0.0], 1, f"{what} mass")[0]
+    if mass < 0.0:
+        raise ModelError(f"{what}: negative mass {mass}")
+    rotation, com = _pose(inertial.origin, f"{what} inertial")
+    i = inertial.inertia
+    if i is None:
+        inertia_local = np.zeros((3, 3))
+    else:
+        ixx, ixy, ixz, iyy, iyz, izz = _finite_vector(
+            [i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz], 6, f"{what} inertia"
+        )
+        inertia_local = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    _check_physical_inertia(inertia_local, what)
+    return Link(link.name, float(mass), com, rotation @ inertia_local @ rotation.T)
+
+
+def _check_physical_inertia(inertia: np.ndarray, what: str) -> None:
+    """Positive semi-definite and the triangle inequality on principal moments."""
+    principal = np.linalg.eigvalsh(inertia)
+    tolerance = INERTIA_TOLERANCE + 1e-6 * float(np.abs(principal).max())
+    if principal[0] < -tolerance:
+        raise ModelError(f"{what}: inertia is not positive semi-definite (principal moments {principal})")
+    a, b, c = principal
+    if a + b < c - tolerance:
+        raise ModelError(
+            f"{what}: inertia violates the triangle inequality (principal moments {principal})"
+        )
+
+
+def _read_joint(joint) -> Joint:
+    what = f"joint '{joint.name}'"
+    if joint.type not in SUPPORTED_TYPES:
+        raise ModelError(f"{what}: joint type '{joint.type}' is not supported")
+    if not joint.parent or not joint.child:
+        raise ModelError(f"{what}: needs a <parent> and a <child> link")
+    rotation, translation = _pose(joint.origin, what)
+    axis = _finite_vector(joint.axis if joint.axis is not None else [1, 0, 0], 3, f"{what} axis")
+    norm = np.linalg.norm(axis)
+    if joint.type in MOVABLE_TYPES and norm < 1e-9:
+        raise ModelError(f"{what}: zero-length axis")
+    mimic = None
+    if joint.mimic is not None:
+        if not joint.mimic.joint:
+            raise ModelError(f"{what}: <mimic> names no joint")
+        multiplier = joint.mimic.multiplier if joint.mimic.multiplier is not None else 1.0
+        offset = joint.mimic.offset if joint.mimic.offset is not None else 0.0
+        multiplier, offset = _finite_vector([multiplier, offset], 2, f"{what} mimic")
+        mimic = Mimic(joint.mimic.joint, float(multiplier), float(offset))
+    return Joint(
+        joint.name,
+        joint.type,
+        joint.parent,
+        joint.child,
+        rotation,
+        translation,
+        axis / norm if norm > 0 else axis,
+        mimic,
+    )
