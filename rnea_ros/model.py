@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from rnea_ros import rnea as kernel
@@ -306,7 +307,7 @@ class RobotModel:
         if not (q.ndim == qd.ndim == qdd.ndim == 2) or not (len(q) == len(qd) == len(qdd)):
             raise self._input_error(kernel.WRONG_SIZE, q, qd, qdd)
         tau = np.empty((len(q), self.nv))
-        status, row = kernel.rnea_batch(j, b, q, qd, qdd, f_ext, work, tau)
+        status, row = kernel.rnea_batch(j, b, q, qd, qdd, f_ext, work, tau, numba.get_num_threads())
         if status != kernel.OK:
             raise self._input_error(status, q, qd, qdd, row)
         return tau

@@ -1,0 +1,137 @@
+"""Benchmark of the dynamics core against Pinocchio, interleaved in one run, medians.
+
+    scripts/bench            # or: python benchmarks/core.py [--rounds N]
+
+Times single calls of inverse_dynamics / gravity_torques against pinocchio.rnea /
+computeGeneralizedGravity, a 10,000-state batch against a Python loop over
+pinocchio.rnea, and the first call in a fresh process with a warm numba cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "test"))
+
+from reference import EXAMPLE_ARM, PinocchioReference, random_state, robot_urdf  # noqa: E402
+
+from rnea_ros import RobotModel  # noqa: E402
+
+ROBOTS = {
+    "example arm (8 DoF, mimic)": (EXAMPLE_ARM.read_text(), False),
+    "Talos humanoid (44 DoF + free flyer)": (
+        robot_urdf("talos_data/robots/talos_full_v2.urdf", strip_mimic=True),
+        True,
+    ),
+}
+BATCH = 10_000
+
+
+def per_call(fn, calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def interleaved(contenders: dict[str, object], rounds: int, calls: int) -> dict[str, float]:
+    """Median per-call time of each contender, the contenders taking turns within every round."""
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            samples[name].append(per_call(fn, calls))
+    return {name: statistics.median(times) for name, times in samples.items()}
+
+
+def bench_robot(label: str, urdf: str, floating: bool, rounds: int) -> list[tuple[str, float, float]]:
+    model = RobotModel.from_urdf(urdf, floating_base=floating)
+    reference = PinocchioReference(urdf, model)
+    pm, pd = reference.model, reference.data
+    rng = np.random.default_rng(0)
+    q, qd, qdd = random_state(model, rng)
+    pq, pv, pa = reference.q(q), reference.v(qd), reference.v(qdd)
+    states = [random_state(model, rng) for _ in range(BATCH)]
+    Q, QD, QDD = (np.ascontiguousarray(x) for x in zip(*states, strict=True))
+    PQ = [reference.q(x) for x in Q]
+    PV = [reference.v(x) for x in QD]
+    PA = [reference.v(x) for x in QDD]
+    assert np.allclose(model.inverse_dynamics(q, qd, qdd), reference.inverse_dynamics(q, qd, qdd))
+
+    def pin_loop():
+        for k in range(BATCH):
+            pin.rnea(pm, pd, PQ[k], PV[k], PA[k])
+
+    single = interleaved(
+        {
+            "ours ID": lambda: model.inverse_dynamics(q, qd, qdd),
+            "pin ID": lambda: pin.rnea(pm, pd, pq, pv, pa),
+            "ours g": lambda: model.gravity_torques(q),
+            "pin g": lambda: pin.computeGeneralizedGravity(pm, pd, pq),
+        },
+        rounds,
+        calls=2000,
+    )
+    batch = interleaved(
+        {"ours batch": lambda: model.inverse_dynamics(Q, QD, QDD), "pin loop": pin_loop},
+        max(3, rounds // 4),
+        calls=1,
+    )
+    print(f"\n{label}: nq={model.nq}, nv={model.nv}")
+    rows = [
+        ("inverse_dynamics, single call", single["ours ID"], single["pin ID"]),
+        ("gravity_torques, single call", single["ours g"], single["pin g"]),
+        (f"inverse_dynamics, batch of {BATCH:,}", batch["ours batch"], batch["pin loop"]),
+    ]
+    for name, ours, theirs in rows:
+        unit, scale = ("µs", 1e6) if theirs < 1e-3 else ("ms", 1e3)
+        print(
+            f"  {name:38s} rnea_ros {ours * scale:9.2f} {unit}   Pinocchio {theirs * scale:9.2f} {unit}"
+            f"   ratio {ours / theirs:5.2f}×"
+        )
+    return rows
+
+
+FIRST_CALL = """
+import time; t0 = time.perf_counter()
+from rnea_ros import RobotModel
+from rnea_ros.demo import example_arm_urdf
+m = RobotModel.from_urdf(example_arm_urdf())
+m.inverse_dynamics([0.1] * m.nq, [0.0] * m.nv, [0.0] * m.nv)
+m.gravity_torques([0.1] * m.nq)
+print(time.perf_counter() - t0)
+"""
+
+
+def first_call_seconds() -> float:
+    """Import, build the example arm and make the first calls, in a fresh process (warm numba cache)."""
+    run = lambda: float(  # noqa: E731
+        subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, check=True, cwd=ROOT)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    run()  # warms the cache if this checkout has never compiled the kernels
+    return statistics.median(run() for _ in range(3))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds (median taken)")
+    args = parser.parse_args()
+    print(f"rnea_ros core benchmark — Pinocchio {pin.__version__}, numpy {np.__version__}, {args.rounds} rounds")
+    for label, (urdf, floating) in ROBOTS.items():
+        bench_robot(label, urdf, floating, args.rounds)
+    print(f"\nfirst call in a fresh process, warm numba cache: {first_call_seconds():.3f} s")
+
+
+if __name__ == "__main__":
+    main()
