@@ -139,9 +139,8 @@ def test_gravity_parameter():
 
 
 def test_damping_and_friction_are_not_added(arm):
-    # joint1 declares damping 0.5 and friction 0.1; a pure velocity about joint1 alone at a
-    # configuration with the arm straight up costs no torque at joint1 when it is rigidly symmetric:
-    # instead check linearity in qd^2 (no term linear in qd, as damping would add).
+    # joint1 declares damping 0.5 and friction 0.1. Rigid-body C(q, q̇) q̇ is quadratic in q̇,
+    # so reversing q̇ leaves it unchanged; damping or friction would flip sign with q̇.
     q = np.full(8, 0.2)
     qd = np.zeros(8)
     qd[0] = 1.0
