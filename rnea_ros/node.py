@@ -1,7 +1,7 @@
 """rnea_node: live feed-forward efforts and gravity torques from /joint_states.
 
-Wiring only: ROS messages are turned into arrays by ``messages.py``-style helpers
-below, the dynamics come from ``RobotModel``. See the README for the interface.
+Wiring only: the callbacks turn ROS messages into arrays and back; the dynamics
+come from ``RobotModel``. See the README for the interface.
 """
 
 from __future__ import annotations
