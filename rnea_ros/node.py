@@ -44,7 +44,9 @@ class LiveModel:
         self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
         self.qdd_desired, self.qdd_stamp = np.zeros(n), -math.inf
         self.q_desired, self.qd_desired, self.has_desired_state = np.zeros(n), np.zeros(n), False
-        self.model.gravity_torques(np.zeros(model.nq))  # warm the kernels before any message
+        # Warm both kernel entry points (loaded from numba's cache) before any message arrives.
+        self.model.inverse_dynamics(np.zeros(model.nq), np.zeros(n), np.zeros(n))
+        self.model.gravity_torques(np.zeros(model.nq))
 
 
 def stamp_seconds(stamp) -> float:
@@ -205,11 +207,11 @@ class RneaNode(Node):
         except ValueError as error:
             return self._reject("compute_error", f"inverse dynamics refused the inputs: {error}")
         self.compute_times.append(time.perf_counter() - start)
-        names = live.model.joint_names
+        names, position = live.model.joint_names, q.tolist()
         self.pub_efforts.publish(
-            JointState(header=header, name=names, position=q.tolist(), velocity=qd.tolist(), effort=tau.tolist())
+            JointState(header=header, name=names, position=position, velocity=qd.tolist(), effort=tau.tolist())
         )
-        self.pub_gravity.publish(JointState(header=header, name=names, position=q.tolist(), effort=gravity.tolist()))
+        self.pub_gravity.publish(JointState(header=header, name=names, position=position, effort=gravity.tolist()))
         self.pub_commands.publish(Float64MultiArray(data=tau[live.command_order].tolist()))
         self.counts["published"] += 1
 
