@@ -1,202 +1,216 @@
-"""rnea_node over real loopback DDS: started through its own entry point, checked against RobotModel."""
+"""rnea_node over real loopback DDS, started through its own entry point.
+
+Torques are checked against RobotModel on the same state (the core itself is
+checked against Pinocchio elsewhere) and, for the wrench, against Pinocchio.
+"""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import rclpy
-import yaml
-from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import WrenchStamped
-from rclpy.node import Node
-from reference import EXAMPLE_ARM
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from reference import EXAMPLE_ARM, PinocchioReference
+from ros_harness import Client, NodeProcess, init_rclpy
+from std_msgs.msg import String
 
 from rnea_ros import RobotModel
 
-ROOT = Path(__file__).resolve().parents[1]
-DOMAIN_ID = str(100 + os.getpid() % 100)
-ENV = {**os.environ, "ROS_DOMAIN_ID": DOMAIN_ID, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
-ARM = RobotModel.from_urdf(EXAMPLE_ARM.read_text())
+ARM_URDF = EXAMPLE_ARM.read_text()
+ARM = RobotModel.from_urdf(ARM_URDF)
+NV = ARM.nv
 COMMAND_JOINTS = ["joint7", "joint1", "finger_left_joint"]
+HEAVY_ARM_URDF = ARM_URDF.replace('<mass value="3.5"/>', '<mass value="7.0"/>', 1)
 
 
-@pytest.fixture(scope="module")
-def node_process(tmp_path_factory):
-    params = tmp_path_factory.mktemp("params") / "params.yaml"
-    params.write_text(
-        yaml.safe_dump(
-            {
-                "rnea_node": {
-                    "ros__parameters": {
-                        "robot_description": EXAMPLE_ARM.read_text(),
-                        "command_joints": COMMAND_JOINTS,
-                        "acceleration_timeout": 5.0,
-                        "wrench_timeout": 5.0,
-                    }
-                }
-            }
-        )
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rnea_ros.node", "--ros-args", "--params-file", str(params)],
-        env=ENV,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    yield process
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-@pytest.fixture(scope="module")
-def client(node_process):
-    os.environ.update(ROS_DOMAIN_ID=DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    rclpy.init()
-    node = Node("rnea_test_client")
-    yield Client(node)
-    node.destroy_node()
+@pytest.fixture(scope="module", autouse=True)
+def ros():
+    init_rclpy()
+    yield
     rclpy.try_shutdown()
 
 
-class Client:
-    def __init__(self, node: Node) -> None:
-        self.node = node
-        self.received: dict[str, list] = {"efforts": [], "gravity": [], "commands": [], "diagnostics": []}
-        node.create_subscription(JointState, "feedforward_efforts", self.received["efforts"].append, 100)
-        node.create_subscription(JointState, "gravity_torques", self.received["gravity"].append, 100)
-        node.create_subscription(Float64MultiArray, "effort_commands", self.received["commands"].append, 100)
-        node.create_subscription(DiagnosticArray, "/diagnostics", self.received["diagnostics"].append, 100)
-        self.joint_states = node.create_publisher(JointState, "joint_states", 10)
-        self.desired = node.create_publisher(JointTrajectory, "desired_accelerations", 10)
-        self.wrench = node.create_publisher(WrenchStamped, "external_wrenches", 10)
-        self.stamp_sec = 1
-
-    def spin_until(self, predicate, timeout: float = 10.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.05)
-            if predicate():
-                return True
-        return False
-
-    def send_state(self, names, q, qd=None, new_stamp: bool = True) -> JointState:
-        self.stamp_sec += new_stamp
-        msg = JointState(name=list(names), position=list(map(float, q)), velocity=list(map(float, qd or [])))
-        msg.header.stamp.sec = self.stamp_sec
-        self.joint_states.publish(msg)
-        return msg
-
-    def result_for(self, stamp_sec: int, timeout: float = 5.0):
-        def found():
-            return any(m.header.stamp.sec == stamp_sec for m in self.received["efforts"])
-
-        assert self.spin_until(found, timeout), "no feedforward_efforts for that joint_states"
-        return next(m for m in self.received["efforts"] if m.header.stamp.sec == stamp_sec)
-
-    def wait_for_connection(self) -> None:
-        names, q = ARM.joint_names, np.zeros(ARM.nv)
-
-        def answered():
-            msg = self.send_state(names, q, list(q))
-            return self.spin_until(
-                lambda: any(m.header.stamp.sec == msg.header.stamp.sec for m in self.received["efforts"]), 0.5
-            )
-
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not answered():
-            pass
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A node with the arm as a parameter, command_joints set and long input timeouts."""
+    parameters = {
+        "robot_description": ARM_URDF,
+        "command_joints": COMMAND_JOINTS,
+        "acceleration_timeout": 5.0,
+        "wrench_timeout": 5.0,
+    }
+    process = NodeProcess(tmp_path_factory.mktemp("served"), "served", parameters)
+    client = Client("served", ARM.joint_names)
+    client.wait_until_serving()
+    yield process, client
+    client.close()
+    assert process.stop(signal.SIGINT) == 0, process.output()
 
 
-def test_torques_equal_the_library_with_reordered_names(client):
-    client.wait_for_connection()
+def test_torques_equal_the_library_with_reordered_names(served):
+    _, client = served
     rng = np.random.default_rng(1)
-    q, qd = rng.normal(size=ARM.nv), rng.normal(size=ARM.nv)
-    order = rng.permutation(ARM.nv)
+    q, qd = rng.normal(size=NV), rng.normal(size=NV)
+    order = rng.permutation(NV)
     names = [*(ARM.joint_names[k] for k in order), "some_other_joint"]
-    msg = client.send_state(names, [*q[order], 9.0], [*qd[order], 9.0])
+    msg = client.send_state([*q[order], 9.0], [*qd[order], 9.0], names=names)
     result = client.result_for(msg.header.stamp.sec)
     assert result.name == ARM.joint_names
-    np.testing.assert_allclose(result.effort, ARM.inverse_dynamics(q, qd, np.zeros(ARM.nv)), rtol=1e-12)
-    stamp = msg.header.stamp.sec
-    assert client.spin_until(lambda: any(m.header.stamp.sec == stamp for m in client.received["gravity"]))
-    gravity = next(m for m in client.received["gravity"] if m.header.stamp.sec == stamp)
+    np.testing.assert_allclose(result.position, q, rtol=1e-15)
+    np.testing.assert_allclose(result.velocity, qd, rtol=1e-15)
+    np.testing.assert_allclose(result.effort, ARM.inverse_dynamics(q, qd, np.zeros(NV)), rtol=1e-12)
+    gravity = client.gravity_for(msg.header.stamp.sec)
     np.testing.assert_allclose(gravity.effort, ARM.gravity_torques(q), rtol=1e-12)
-    assert client.spin_until(lambda: len(client.received["commands"]) > 0)
-    command = client.received["commands"][-1].data
-    assert len(command) == len(COMMAND_JOINTS)
 
 
-def test_partial_messages_are_merged(client):
-    client.wait_for_connection()
-    q = np.linspace(-0.5, 0.5, ARM.nv)
-    client.send_state(ARM.joint_names[:4], q[:4], [0.0] * 4)
-    msg = client.send_state(ARM.joint_names[4:], q[4:], [0.0] * 4, new_stamp=False)  # two publishers
+def test_effort_commands_follow_command_joints(served):
+    _, client = served
+    q, qd = np.linspace(-1.0, 1.0, NV), np.linspace(2.0, -1.0, NV)
+    tau = client.efforts_at(q, qd)
+    order = [ARM.joint_names.index(name) for name in COMMAND_JOINTS]
+    assert np.all(np.abs(tau[order]) > 1e-3)
+    assert client.spin_until(lambda: any(np.allclose(m.data, tau[order], rtol=1e-15) for m in client.commands))
+
+
+def test_partial_messages_are_merged(served):
+    _, client = served
+    q = np.linspace(-0.5, 0.5, NV)
+    client.send_state(q[:4], [0.0] * 4, names=ARM.joint_names[:4])
+    msg = client.send_state(q[4:], [0.0] * 4, names=ARM.joint_names[4:], new_stamp=False)  # a second publisher
     result = client.result_for(msg.header.stamp.sec)
     np.testing.assert_allclose(result.effort, ARM.gravity_torques(q), rtol=1e-12)
 
 
-def test_empty_velocity_means_zero(client):
-    client.wait_for_connection()
-    q = np.full(ARM.nv, 0.2)
-    msg = client.send_state(ARM.joint_names, q)
+def test_empty_velocity_means_zero_with_a_warning(served):
+    _, client = served
+    q = np.full(NV, 0.2)
+    msg = client.send_state(q)
     result = client.result_for(msg.header.stamp.sec)
     np.testing.assert_allclose(result.effort, ARM.gravity_torques(q), rtol=1e-12)
+    assert "without velocity" in client.latest_diagnostic_values()["message"]
 
 
-def test_bad_messages_are_rejected_not_published(client):
-    client.wait_for_connection()
-    before = len(client.received["efforts"])
-    bad = client.send_state(ARM.joint_names, [float("nan")] * ARM.nv, [0.0] * ARM.nv)
-    client.spin_until(lambda: False, 0.5)
-    assert all(m.header.stamp.sec != bad.header.stamp.sec for m in client.received["efforts"][before:])
-
-
-def test_desired_accelerations_and_wrench(client):
-    client.wait_for_connection()
-    qdd = np.arange(ARM.nv, dtype=float) * 0.1
-    traj = JointTrajectory(joint_names=ARM.joint_names, points=[JointTrajectoryPoint(accelerations=qdd.tolist())])
-    wrench = WrenchStamped()
-    wrench.header.frame_id = "tcp"
-    wrench.wrench.force.z = -10.0
-    q = np.full(ARM.nv, 0.3)
-    expected = ARM.inverse_dynamics(q, np.zeros(ARM.nv), qdd, {"tcp": [0, 0, -10.0, 0, 0, 0]})
-
-    def matches():
-        client.desired.publish(traj)
-        client.wrench.publish(wrench)
-        client.spin_until(lambda: False, 0.2)
-        msg = client.send_state(ARM.joint_names, q, [0.0] * ARM.nv)
-        got = client.result_for(msg.header.stamp.sec)
-        return np.allclose(got.effort, expected, rtol=1e-12)
-
-    assert any(matches() for _ in range(20))
-
-
-def test_diagnostics(client):
+@pytest.mark.parametrize(
+    "position, velocity, names, reason",
+    [
+        ([float("nan")] * NV, [0.0] * NV, None, "non_finite"),
+        ([0.0] * NV, [float("inf")] * NV, None, "non_finite"),
+        ([0.0] * (NV - 1), [0.0] * NV, None, "wrong_length"),
+        ([0.0] * NV, [0.0] * 2, None, "wrong_length"),
+        ([0.0] * NV, [0.0] * NV, ["joint1"] * NV, "duplicate_names"),
+    ],
+)
+def test_bad_joint_states_are_rejected_and_counted(served, position, velocity, names, reason):
+    _, client = served
+    before = int(client.latest_diagnostic_values().get(f"rejected: {reason}", 0))
+    bad = client.send_state(position, velocity, names=names)
+    assert client.result_for(bad.header.stamp.sec, timeout=0.5) is None
     assert client.spin_until(
-        lambda: any(
-            "rejected: non_finite" in [kv.key for kv in d.status[0].values] for d in client.received["diagnostics"]
-        ),
-        5.0,
+        lambda: int(client.latest_diagnostic_values().get(f"rejected: {reason}", 0)) > before, 5.0
     )
+    assert client.efforts_at(np.zeros(NV)) is not None  # still serving
 
 
-def test_sigterm_stops_the_node(node_process, client):
-    node_process.send_signal(signal.SIGTERM)
-    assert node_process.wait(timeout=10) is not None
+def test_out_of_order_joint_states_are_dropped(served):
+    _, client = served
+    client.efforts_at(np.zeros(NV))
+    client.stamp_sec -= 5
+    old = client.send_state(np.zeros(NV), [0.0] * NV)
+    assert client.result_for(old.header.stamp.sec, timeout=0.5) is None
+    client.stamp_sec += 10
+    assert "rejected: out_of_order" in client.latest_diagnostic_values()
+
+
+def test_desired_accelerations_and_tool_wrench_against_pinocchio(served):
+    _, client = served
+    qdd = np.arange(NV, dtype=float) * 0.1
+    tool_wrench = [1.0, -2.0, -10.0, 0.1, 0.2, -0.3]
+    q = np.full(NV, 0.3)
+    expected = PinocchioReference(ARM_URDF, ARM).inverse_dynamics(q, np.zeros(NV), qdd, {"tcp": tool_wrench})
+    client.send_desired(qdd)
+    client.send_wrench("tcp", tool_wrench)
+    assert client.spin_until(lambda: _close(client.efforts_at(q), expected), 10.0)
+
+
+def test_unknown_wrench_frame_is_ignored_and_reported(served):
+    _, client = served
+    client.send_wrench("no_such_link", [1.0] * 6)
+    assert client.spin_until(lambda: "rejected: unknown_wrench_frame" in client.latest_diagnostic_values(), 5.0)
+
+
+def test_diagnostics_content(served):
+    _, client = served
+    client.efforts_at(np.zeros(NV))
+    values = client.latest_diagnostic_values()
+    assert values["model joints"] == str(NV)
+    assert float(values["joint_states rate [Hz]"]) >= 0.0
+    assert float(values["joint_states age [s]"]) < 5.0
+    assert float(values["compute time p50 [us]"]) > 0.0
+    assert float(values["compute time p99 [us]"]) >= float(values["compute time p50 [us]"])
+    assert int(values["published"]) > 0
+
+
+def test_desired_state_and_input_timeouts(tmp_path):
+    parameters = {
+        "robot_description": ARM_URDF,
+        "use_desired_state": True,
+        "acceleration_timeout": 0.5,
+        "wrench_timeout": 0.5,
+    }
+    process = NodeProcess(tmp_path, "timeouts", parameters)
+    client = Client("timeouts", ARM.joint_names)
+    try:
+        client.wait_until_serving()
+        measured = np.full(NV, 0.1)
+        q_desired, qd_desired, qdd = np.full(NV, -0.4), np.full(NV, 0.5), np.full(NV, 1.5)
+        with_desired = ARM.inverse_dynamics(q_desired, qd_desired, qdd, {"link4": [0, 0, -20.0, 0, 0, 0]})
+        client.send_desired(qdd, q_desired, qd_desired)
+        client.send_wrench("link4", [0, 0, -20.0, 0, 0, 0])
+        assert client.spin_until(lambda: _close(client.efforts_at(measured), with_desired), 5.0)
+        client.spin_for(0.8)  # both inputs are now older than their timeouts
+        np.testing.assert_allclose(client.efforts_at(measured), ARM.gravity_torques(measured), rtol=1e-12)
+        values = client.latest_diagnostic_values()
+        assert "desired_accelerations stale" in values["message"]
+        assert "wrench on 'link4' expired" in values["message"]
+    finally:
+        client.close()
+        assert process.stop(signal.SIGTERM) == 0, process.output()
+
+
+def test_description_by_topic_hot_reload_and_refused_description(tmp_path):
+    process = NodeProcess(tmp_path, "by_topic", {})
+    client = Client("by_topic", ARM.joint_names)
+    try:
+        assert client.efforts_at(np.zeros(NV), timeout=1.0) is None  # no model: nothing published
+        assert "waiting for robot_description" in client.latest_diagnostic_values(timeout=5.0)["message"]
+        q = np.full(NV, 0.25)
+        client.description.publish(String(data=ARM_URDF))
+        client.wait_until_serving()
+        np.testing.assert_allclose(client.efforts_at(q), ARM.gravity_torques(q), rtol=1e-12)
+
+        heavy = RobotModel.from_urdf(HEAVY_ARM_URDF)
+        client.description.publish(String(data=HEAVY_ARM_URDF))
+        assert client.spin_until(lambda: _close(client.efforts_at(q), heavy.gravity_torques(q)), 10.0)
+
+        client.description.publish(String(data="<robot name='broken'><link name='a'/>"))
+        assert client.spin_until(
+            lambda: "rejected: bad_robot_description" in client.latest_diagnostic_values(), 5.0
+        )
+        np.testing.assert_allclose(client.efforts_at(q), heavy.gravity_torques(q), rtol=1e-12)
+        assert "robot_description refused" in process.output()
+    finally:
+        client.close()
+        assert process.stop(signal.SIGINT) == 0, process.output()
+
+
+def test_command_joints_naming_an_unknown_joint_is_a_startup_error(tmp_path):
+    parameters = {"robot_description": ARM_URDF, "command_joints": ["joint1", "no_such_joint"]}
+    process = NodeProcess(tmp_path, "bad_command", parameters)
+    assert process.process.wait(timeout=30) == 1
+    assert "no_such_joint" in process.output()
+    process.stop()
+
+
+def _close(effort: np.ndarray | None, expected: np.ndarray) -> bool:
+    return effort is not None and np.allclose(effort, expected, rtol=1e-12, atol=1e-12)
