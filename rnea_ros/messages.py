@@ -1,7 +1,7 @@
 """ROS messages <-> arrays, with the checks that decide whether a message is usable.
 
 No node state lives here: every function takes a message (and the joint index of
-the model) and returns arrays, or raises ``Rejected`` with a reason that the node
+the model) and returns arrays, or raises ``InvalidMessageError`` with a reason that the node
 counts in its diagnostics.
 """
 
@@ -19,7 +19,7 @@ from trajectory_msgs.msg import JointTrajectory
 MAX_CACHED_NAME_LISTS = 64
 
 
-class Rejected(ValueError):
+class InvalidMessageError(ValueError):
     """A message that cannot be used; ``reason`` is the diagnostics key it is counted under."""
 
     def __init__(self, reason: str, detail: str) -> None:
@@ -34,7 +34,7 @@ def stamp_seconds(stamp) -> float:
 def finite_array(values, reason_prefix: str) -> np.ndarray:
     x = np.asarray(values, dtype=float)
     if not np.all(np.isfinite(x)):
-        raise Rejected("non_finite", f"{reason_prefix} contains NaN or Inf")
+        raise InvalidMessageError("non_finite", f"{reason_prefix} contains NaN or Inf")
     return x
 
 
@@ -56,7 +56,7 @@ class NameMatcher:
         if cached is not None:
             return cached
         if len(set(key)) != len(key):
-            raise Rejected("duplicate_names", "message has duplicate joint names")
+            raise InvalidMessageError("duplicate_names", "message has duplicate joint names")
         pairs = [(k, self.index[name]) for k, name in enumerate(key) if name in self.index]
         message_rows = np.array([k for k, _ in pairs], dtype=np.intp)
         model_rows = np.array([j for _, j in pairs], dtype=np.intp)
@@ -70,10 +70,10 @@ def joint_state_arrays(msg: JointState) -> tuple[np.ndarray, np.ndarray, bool]:
     """(position, velocity, velocity_given) of a JointState, in the message's own order."""
     n = len(msg.name)
     if len(msg.position) != n:
-        raise Rejected("wrong_length", f"joint_states has {n} names but {len(msg.position)} positions")
+        raise InvalidMessageError("wrong_length", f"joint_states has {n} names but {len(msg.position)} positions")
     velocity_given = len(msg.velocity) > 0
     if velocity_given and len(msg.velocity) != n:
-        raise Rejected("wrong_length", f"joint_states has {n} names but {len(msg.velocity)} velocities")
+        raise InvalidMessageError("wrong_length", f"joint_states has {n} names but {len(msg.velocity)} velocities")
     position = finite_array(msg.position, "joint_states position")
     velocity = finite_array(msg.velocity, "joint_states velocity") if velocity_given else np.zeros(n)
     return position, velocity, velocity_given
@@ -88,11 +88,11 @@ def desired_point(
     and the caller fills the rest.
     """
     if not msg.points:
-        raise Rejected("empty_trajectory", "desired_accelerations has no points")
+        raise InvalidMessageError("empty_trajectory", "desired_accelerations has no points")
     point = msg.points[0]
     n = len(msg.joint_names)
     if len(point.accelerations) != n:
-        raise Rejected(
+        raise InvalidMessageError(
             "wrong_length", f"desired_accelerations has {n} joint names but {len(point.accelerations)} accelerations"
         )
     message_rows, model_rows = matcher.rows(msg.joint_names)

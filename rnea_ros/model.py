@@ -257,9 +257,7 @@ class RobotModel:
         self._zero_v = np.zeros(self.nv)
 
     @classmethod
-    def from_urdf(
-        cls, urdf_xml: str | bytes, *, floating_base: bool = False, gravity=(0.0, 0.0, -9.81)
-    ) -> RobotModel:
+    def from_urdf(cls, urdf_xml: str | bytes, *, floating_base: bool = False, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
         return cls(build_tree(parse_urdf(urdf_xml), floating_base), gravity)
 
     @property

@@ -25,8 +25,8 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.messages import (
+    InvalidMessageError,
     NameMatcher,
-    Rejected,
     as_float64_array,
     desired_point,
     joint_state_arrays,
@@ -181,7 +181,7 @@ class RneaNode(Node):
                 return
             self._refuse_description(error)
             return
-        except Exception as error:  # noqa: BLE001 - any failure to build must keep the node alive
+        except Exception as error:  # any failure to build must keep the node alive
             self._refuse_description(error)
             return
         with self._description_lock:
@@ -199,7 +199,7 @@ class RneaNode(Node):
             self.model_status = f"no model: robot_description refused: {error}"
 
     # --- inputs --------------------------------------------------------------------------------
-    def _reject(self, rejection: Rejected, topic: str) -> None:
+    def _reject(self, rejection: InvalidMessageError, topic: str) -> None:
         self.rejected[rejection.reason] += 1
         self.get_logger().warning(f"{topic}: {rejection} (message ignored)", throttle_duration_sec=1.0)
 
@@ -210,7 +210,7 @@ class RneaNode(Node):
             return
         try:
             self._merge_joint_states(live, msg)
-        except Rejected as rejection:
+        except InvalidMessageError as rejection:
             return self._reject(rejection, "joint_states")
         newest = live.stamp.max()
         if newest - live.stamp.min() <= self.state_timeout:
@@ -226,9 +226,9 @@ class RneaNode(Node):
             return
         stamp = stamp_seconds(msg.header.stamp)
         if stamp > self.get_clock().now().nanoseconds * 1e-9 + self.future_stamp_tolerance:
-            raise Rejected("future_stamp", "header stamp is in the future (clock not synchronised?)")
+            raise InvalidMessageError("future_stamp", "header stamp is in the future (clock not synchronised?)")
         if np.any(stamp < live.stamp[model_rows]):
-            raise Rejected("out_of_order", "header stamp older than the last joint_states used")
+            raise InvalidMessageError("out_of_order", "header stamp older than the last joint_states used")
         if not velocity_given:
             self.empty_velocity_seen = True
         live.q[model_rows] = position[message_rows]
@@ -242,7 +242,7 @@ class RneaNode(Node):
             return
         try:
             qdd, q, qd = desired_point(msg, live.matcher, live.model.nv)
-        except Rejected as rejection:
+        except InvalidMessageError as rejection:
             return self._reject(rejection, "desired_accelerations")
         live.qdd_desired, live.q_desired, live.qd_desired = qdd, q, qd
         live.desired_received = time.monotonic()
@@ -261,7 +261,7 @@ class RneaNode(Node):
             return
         try:
             live.wrenches[frame] = (sign * wrench_array(msg), time.monotonic())
-        except Rejected as rejection:
+        except InvalidMessageError as rejection:
             self._reject(rejection, f"wrench on '{frame}'")
 
     # --- output --------------------------------------------------------------------------------
@@ -289,7 +289,9 @@ class RneaNode(Node):
             tau = live.model.inverse_dynamics(q, qd, qdd, wrenches)
             gravity = live.model.gravity_torques(q)
         except ValueError as error:
-            return self._reject(Rejected("compute_error", f"inverse dynamics refused the inputs: {error}"), "output")
+            return self._reject(
+                InvalidMessageError("compute_error", f"inverse dynamics refused the inputs: {error}"), "output"
+            )
         self.compute_times.append(time.perf_counter() - start)
         position = as_float64_array(q)
         efforts, gravity_msg, commands = live.efforts_msg, live.gravity_msg, live.commands_msg

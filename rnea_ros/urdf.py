@@ -161,9 +161,7 @@ def _read_link(link) -> Link:
     if i is None:
         inertia_local = np.zeros((3, 3))
     else:
-        ixx, ixy, ixz, iyy, iyz, izz = _finite_vector(
-            [i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz], 6, f"{what} inertia"
-        )
+        ixx, ixy, ixz, iyy, iyz, izz = _finite_vector([i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz], 6, f"{what} inertia")
         inertia_local = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     _check_physical_inertia(inertia_local, what)
     return Link(link.name, float(mass), com, rotation @ inertia_local @ rotation.T)
@@ -177,9 +175,7 @@ def _check_physical_inertia(inertia: np.ndarray, what: str) -> None:
         raise ModelError(f"{what}: inertia is not positive semi-definite (principal moments {principal})")
     a, b, c = principal
     if a + b < c - tolerance:
-        raise ModelError(
-            f"{what}: inertia violates the triangle inequality (principal moments {principal})"
-        )
+        raise ModelError(f"{what}: inertia violates the triangle inequality (principal moments {principal})")
 
 
 def _read_joint(joint) -> Joint:

@@ -46,8 +46,7 @@ class NodeProcess:
         params.write_text(yaml.safe_dump({f"/{namespace}/rnea_node": {"ros__parameters": parameters}}))
         self.log = (tmp_path / f"{namespace}.log").open("w+")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "rnea_ros.node", "--ros-args", "-r", f"__ns:=/{namespace}"]
-            + ["--params-file", str(params)],
+            [sys.executable, "-m", "rnea_ros.node", "--ros-args", "-r", f"__ns:=/{namespace}", "--params-file", params],
             env={**os.environ, **ROS_ENV},
             cwd=ROOT,
             stdout=self.log,
@@ -114,9 +113,8 @@ class Client:
 
     def send_state(self, q, qd=None, names=None, new_stamp: bool = True) -> JointState:
         self.stamp_sec += new_stamp
-        msg = JointState(
-            name=list(names or self.joint_names), position=list(map(float, q)), velocity=[] if qd is None else list(map(float, qd))
-        )
+        velocity = [] if qd is None else list(map(float, qd))
+        msg = JointState(name=list(names or self.joint_names), position=list(map(float, q)), velocity=velocity)
         msg.header.stamp.sec = self.stamp_sec
         self.joint_states.publish(msg)
         return msg

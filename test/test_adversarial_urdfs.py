@@ -55,8 +55,7 @@ BAD_URDFS = {
     "two roots": (_robot(LINK.format("a") + LINK.format("b")), "several root links"),
     "two parents": (
         _robot(
-            LINK.format("a") + LINK.format("b") + LINK.format("c")
-            + _joint("j1", "a", "c") + _joint("j2", "b", "c")
+            LINK.format("a") + LINK.format("b") + LINK.format("c") + _joint("j1", "a", "c") + _joint("j2", "b", "c")
         ),
         "two parent joints",
     ),
@@ -94,7 +93,9 @@ BAD_URDFS = {
     ),
     "mimic loop": (
         _robot(
-            LINK.format("a") + LINK.format("b") + LINK.format("c")
+            LINK.format("a")
+            + LINK.format("b")
+            + LINK.format("c")
             + _joint("j1", "a", "b", extra='<mimic joint="j2"/>')
             + _joint("j2", "b", "c", extra='<mimic joint="j1"/>')
         ),
@@ -103,8 +104,11 @@ BAD_URDFS = {
     "planar": (_robot(LINK.format("a") + LINK.format("b") + _joint("j1", "a", "b", "planar")), "planar"),
     "inner floating": (
         _robot(
-            LINK.format("a") + LINK.format("b") + LINK.format("c")
-            + _joint("j1", "a", "b") + _joint("j2", "b", "c", "floating")
+            LINK.format("a")
+            + LINK.format("b")
+            + LINK.format("c")
+            + _joint("j1", "a", "b")
+            + _joint("j2", "b", "c", "floating")
         ),
         "joint 'j2': a floating joint is only supported as the root joint",
     ),

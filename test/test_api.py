@@ -97,8 +97,10 @@ def test_wrench_on_a_link_fixed_to_the_world_changes_nothing(arm):
 
 
 def test_model_without_movable_joints():
-    model = RobotModel.from_urdf('<robot name="r"><link name="a"/><link name="b"/>'
-                                 '<joint name="f" type="fixed"><parent link="a"/><child link="b"/></joint></robot>')
+    model = RobotModel.from_urdf(
+        '<robot name="r"><link name="a"/><link name="b"/>'
+        '<joint name="f" type="fixed"><parent link="a"/><child link="b"/></joint></robot>'
+    )
     assert model.nq == model.nv == 0 and model.joint_names == []
     assert model.inverse_dynamics([], [], []).shape == (0,)
     assert model.gravity_torques(np.zeros((5, 0))).shape == (5, 0)

@@ -106,9 +106,7 @@ def test_bad_joint_states_are_rejected_and_counted(served, position, velocity, n
     before = int(client.latest_diagnostic_values().get(f"rejected: {reason}", 0))
     bad = client.send_state(position, velocity, names=names)
     assert client.result_for(bad.header.stamp.sec, timeout=0.5) is None
-    assert client.spin_until(
-        lambda: int(client.latest_diagnostic_values().get(f"rejected: {reason}", 0)) > before, 5.0
-    )
+    assert client.spin_until(lambda: int(client.latest_diagnostic_values().get(f"rejected: {reason}", 0)) > before, 5.0)
     assert client.efforts_at(np.zeros(NV)) is not None  # still serving
 
 
@@ -194,9 +192,7 @@ def test_description_by_topic_hot_reload_and_refused_description(tmp_path):
         assert client.spin_until(lambda: _close(client.efforts_at(q), heavy.gravity_torques(q)), 10.0)
 
         client.description.publish(String(data="<robot name='broken'><link name='a'/>"))
-        assert client.spin_until(
-            lambda: "rejected: bad_robot_description" in client.latest_diagnostic_values(), 5.0
-        )
+        assert client.spin_until(lambda: "rejected: bad_robot_description" in client.latest_diagnostic_values(), 5.0)
         np.testing.assert_allclose(client.efforts_at(q), heavy.gravity_torques(q), rtol=1e-12)
         assert "robot_description refused" in process.output()
     finally:
