@@ -104,7 +104,7 @@ def bench_robot(label: str, urdf: str, floating: bool, rounds: int) -> list[tupl
 FIRST_CALL = """
 import time; t0 = time.perf_counter()
 from rnea_ros import RobotModel
-from rnea_ros.demo import example_arm_urdf
+from rnea_ros.example_robot import example_arm_urdf
 m = RobotModel.from_urdf(example_arm_urdf())
 m.inverse_dynamics([0.1] * m.nq, [0.0] * m.nv, [0.0] * m.nv)
 m.gravity_torques([0.1] * m.nq)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import array
 import math
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -31,26 +32,31 @@ def stamp_seconds(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
-def finite_array(values, reason_prefix: str) -> np.ndarray:
-    x = np.asarray(values, dtype=float)
-    if not np.all(np.isfinite(x)):
-        raise InvalidMessageError("non_finite", f"{reason_prefix} contains NaN or Inf")
-    return x
+def finite_array(values, what: str) -> np.ndarray:
+    """``values`` as float64; NaN and Inf (and values so large that their sum overflows) are refused."""
+    if not math.isfinite(sum(values)):  # NaN and Inf survive a sum: one cheap pass, no numpy warnings
+        raise InvalidMessageError("non_finite", f"{what} contains NaN or Inf")
+    return np.asarray(values, dtype=np.float64)
+
+
+class NameMatch(NamedTuple):
+    message_rows: np.ndarray  # rows of the message whose names the model knows ...
+    model_rows: np.ndarray  # ... and the model rows they go to
+    full: np.ndarray | None  # when the message names every model joint: its row for each model joint
 
 
 class NameMatcher:
     """Maps a message's joint names to model rows; the mapping of each distinct name list is cached.
 
-    ``rows(names)`` returns (message rows, model rows) as index arrays, for the names the
-    model knows. Publishers send the same name list every time, so the hot path does one
-    dictionary lookup on the tuple of names.
+    Publishers send the same name list every time, so the hot path does one dictionary
+    lookup on the tuple of names.
     """
 
     def __init__(self, index: Mapping[str, int]) -> None:
         self.index = dict(index)
-        self._cache: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._cache: dict[tuple[str, ...], NameMatch] = {}
 
-    def rows(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def match(self, names: Sequence[str]) -> NameMatch:
         key = tuple(names)
         cached = self._cache.get(key)
         if cached is not None:
@@ -60,10 +66,14 @@ class NameMatcher:
         pairs = [(k, self.index[name]) for k, name in enumerate(key) if name in self.index]
         message_rows = np.array([k for k, _ in pairs], dtype=np.intp)
         model_rows = np.array([j for _, j in pairs], dtype=np.intp)
+        full = None
+        if len(pairs) == len(self.index):
+            full = np.empty(len(pairs), dtype=np.intp)
+            full[model_rows] = message_rows
         if len(self._cache) >= MAX_CACHED_NAME_LISTS:  # hostile publishers must not grow memory
             self._cache.clear()
-        self._cache[key] = (message_rows, model_rows)
-        return message_rows, model_rows
+        self._cache[key] = match = NameMatch(message_rows, model_rows, full)
+        return match
 
 
 def joint_state_arrays(msg: JointState) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -95,7 +105,7 @@ def desired_point(
         raise InvalidMessageError(
             "wrong_length", f"desired_accelerations has {n} joint names but {len(point.accelerations)} accelerations"
         )
-    message_rows, model_rows = matcher.rows(msg.joint_names)
+    message_rows, model_rows, _ = matcher.match(msg.joint_names)
     qdd = np.zeros(nv)
     qdd[model_rows] = finite_array(point.accelerations, "desired_accelerations")[message_rows]
     if len(point.positions) != n or len(point.velocities) != n:

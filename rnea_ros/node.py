@@ -12,11 +12,13 @@ import sys
 import threading
 import time
 from collections import Counter, deque
+from dataclasses import dataclass
 
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
+from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -24,6 +26,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
+from rnea_ros.dedicated_subscription import DedicatedSubscription
 from rnea_ros.messages import (
     InvalidMessageError,
     NameMatcher,
@@ -61,10 +64,12 @@ class LiveModel:
         self.command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
         n = model.nv
         self.q, self.qd = np.zeros(n), np.zeros(n)
+        self.zeros = np.zeros(n)
         self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
-        self.qdd_desired, self.desired_received = np.zeros(n), -math.inf
-        self.q_desired: np.ndarray | None = None
-        self.qd_desired: np.ndarray | None = None
+        self.newest_stamp = -math.inf
+        # Written by the executor thread, read by the joint_states thread: each is replaced
+        # whole by one assignment (atomic), never changed in place.
+        self.desired: Desired | None = None
         self.wrenches: dict[str, tuple[np.ndarray, float]] = {}  # link -> (wrench, receive time)
         self.efforts_msg = JointState(name=list(model.joint_names))
         self.gravity_msg = JointState(name=list(model.joint_names))
@@ -73,8 +78,18 @@ class LiveModel:
         self.model.inverse_dynamics(np.zeros(model.nq), np.zeros(n), np.zeros(n))
         self.model.gravity_torques(np.zeros(model.nq))
 
-    def stale_joints(self, newest: float, timeout: float) -> list[str]:
-        return [self.model.joint_names[j] for j in np.flatnonzero(newest - self.stamp > timeout)]
+    def stale_joints(self, timeout: float) -> list[str]:
+        return [self.model.joint_names[j] for j in np.flatnonzero(self.newest_stamp - self.stamp > timeout)]
+
+
+@dataclass(frozen=True)
+class Desired:
+    """The latest desired_accelerations point, in model order (q, qd: None without a state; NaN: not named)."""
+
+    qdd: np.ndarray
+    q: np.ndarray | None
+    qd: np.ndarray | None
+    received: float  # time.monotonic()
 
 
 class InputStats:
@@ -128,23 +143,29 @@ class RneaNode(Node):
         flipped = {name for name in p("flip_wrench_topics").value if name}
 
         self.live: LiveModel | None = None
+        self.joint_states: DedicatedSubscription | None = None
         self.fatal_error: str | None = None
         self.model_status = "waiting for robot_description"
         self._description_lock = threading.Lock()
         self._description_sequence = 0
         self.inputs = InputStats()
         self.rejected: Counter[str] = Counter()
+        self._rejected_lock = threading.Lock()
         self._rejected_at_report: Counter[str] = Counter()
         self.published = 0
         self.compute_times: deque[float] = deque(maxlen=COMPUTE_TIME_WINDOW)
         self.warned_frames: set[str] = set()
         self.empty_velocity_seen = False
         self.waiting_for: list[str] = []
+        self._future_limit = -math.inf
 
-        self.pub_efforts = self.create_publisher(JointState, "feedforward_efforts", 10)
-        self.pub_gravity = self.create_publisher(JointState, "gravity_torques", 10)
-        self.pub_commands = self.create_publisher(Float64MultiArray, "effort_commands", 10)
-        self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        # No QoS event handlers on the publishers (incompatible subscribers are warned on their side):
+        # the executor polls every handler on each wake-up, which costs ~5 µs per message each.
+        quiet = PublisherEventCallbacks(use_default_callbacks=False)
+        self.pub_efforts = self.create_publisher(JointState, "feedforward_efforts", 10, event_callbacks=quiet)
+        self.pub_gravity = self.create_publisher(JointState, "gravity_torques", 10, event_callbacks=quiet)
+        self.pub_commands = self.create_publisher(Float64MultiArray, "effort_commands", 10, event_callbacks=quiet)
+        self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10, event_callbacks=quiet)
 
         description = p("robot_description").value
         if description:
@@ -153,13 +174,19 @@ class RneaNode(Node):
                 return
         else:
             self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, 10)
+        self.joint_states = DedicatedSubscription(self, JointState, "joint_states", self._on_joint_states, 10)
         self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
         for topic in p("wrench_topics").value:
             if topic:
                 sign = -1.0 if topic in flipped else 1.0
                 self.create_subscription(WrenchStamped, topic, lambda msg, s=sign: self._on_wrench(msg, s), 10)
         self.create_timer(1.0, self._publish_diagnostics)
+        self.joint_states.start()
+
+    def destroy_node(self) -> None:
+        if self.joint_states is not None:
+            self.joint_states.destroy()
+        super().destroy_node()
 
     # --- robot model -------------------------------------------------------------------------
     def _on_description(self, msg: String) -> None:
@@ -193,14 +220,18 @@ class RneaNode(Node):
         self.get_logger().info(f"robot model loaded: {live.model.nv} joints {live.model.joint_names}")
 
     def _refuse_description(self, error: Exception) -> None:
-        self.rejected["bad_robot_description"] += 1
+        self._count_rejection("bad_robot_description")
         self.get_logger().error(f"robot_description refused, keeping the previous model: {error}")
         if self.live is None:
             self.model_status = f"no model: robot_description refused: {error}"
 
     # --- inputs --------------------------------------------------------------------------------
+    def _count_rejection(self, reason: str) -> None:
+        with self._rejected_lock:  # counted from the joint_states thread and the executor's
+            self.rejected[reason] += 1
+
     def _reject(self, rejection: InvalidMessageError, topic: str) -> None:
-        self.rejected[rejection.reason] += 1
+        self._count_rejection(rejection.reason)
         self.get_logger().warning(f"{topic}: {rejection} (message ignored)", throttle_duration_sec=1.0)
 
     def _on_joint_states(self, msg: JointState) -> None:
@@ -209,31 +240,42 @@ class RneaNode(Node):
         if live is None:
             return
         try:
-            self._merge_joint_states(live, msg)
+            complete = self._merge_joint_states(live, msg)
         except InvalidMessageError as rejection:
             return self._reject(rejection, "joint_states")
-        newest = live.stamp.max()
-        if newest - live.stamp.min() <= self.state_timeout:
+        if complete:
             self.waiting_for = []
             self._compute_and_publish(live, msg.header)
         else:
-            self.waiting_for = live.stale_joints(newest, self.state_timeout)
+            self.waiting_for = live.stale_joints(self.state_timeout)
 
-    def _merge_joint_states(self, live: LiveModel, msg: JointState) -> None:
+    def _merge_joint_states(self, live: LiveModel, msg: JointState) -> bool:
+        """Takes the message's values into ``live``; True when every joint is fresh enough to compute."""
         position, velocity, velocity_given = joint_state_arrays(msg)
-        message_rows, model_rows = live.matcher.rows(msg.name)
-        if len(model_rows) == 0:
-            return
+        match = live.matcher.match(msg.name)
+        if len(match.model_rows) == 0:
+            return False
         stamp = stamp_seconds(msg.header.stamp)
-        if stamp > self.get_clock().now().nanoseconds * 1e-9 + self.future_stamp_tolerance:
-            raise InvalidMessageError("future_stamp", "header stamp is in the future (clock not synchronised?)")
-        if np.any(stamp < live.stamp[model_rows]):
-            raise InvalidMessageError("out_of_order", "header stamp older than the last joint_states used")
+        if stamp > self._future_limit:  # the clock is read only when a stamp passes the last limit
+            self._future_limit = self.get_clock().now().nanoseconds * 1e-9 + self.future_stamp_tolerance
+            if stamp > self._future_limit:
+                raise InvalidMessageError("future_stamp", "header stamp is in the future (clocks not synchronised?)")
         if not velocity_given:
             self.empty_velocity_seen = True
-        live.q[model_rows] = position[message_rows]
-        live.qd[model_rows] = velocity[message_rows]
-        live.stamp[model_rows] = stamp
+        if match.full is not None:  # the usual case, one publisher for all joints: nothing to merge
+            if stamp < live.newest_stamp:
+                raise InvalidMessageError("out_of_order", "header stamp older than the last joint_states used")
+            live.q, live.qd = position[match.full], velocity[match.full]
+            live.stamp.fill(stamp)
+            live.newest_stamp = stamp
+            return True
+        if np.any(stamp < live.stamp[match.model_rows]):
+            raise InvalidMessageError("out_of_order", "header stamp older than the last joint_states used")
+        live.q[match.model_rows] = position[match.message_rows]
+        live.qd[match.model_rows] = velocity[match.message_rows]
+        live.stamp[match.model_rows] = stamp
+        live.newest_stamp = max(live.newest_stamp, stamp)
+        return live.newest_stamp - live.stamp.min() <= self.state_timeout
 
     def _on_desired(self, msg: JointTrajectory) -> None:
         self.inputs.received("desired_accelerations")
@@ -244,8 +286,7 @@ class RneaNode(Node):
             qdd, q, qd = desired_point(msg, live.matcher, live.model.nv)
         except InvalidMessageError as rejection:
             return self._reject(rejection, "desired_accelerations")
-        live.qdd_desired, live.q_desired, live.qd_desired = qdd, q, qd
-        live.desired_received = time.monotonic()
+        live.desired = Desired(qdd, q, qd, time.monotonic())
 
     def _on_wrench(self, msg: WrenchStamped, sign: float) -> None:
         self.inputs.received("wrenches")
@@ -257,29 +298,31 @@ class RneaNode(Node):
             if frame not in self.warned_frames and len(self.warned_frames) < 100:
                 self.warned_frames.add(frame)
                 self.get_logger().warning(f"wrench in frame '{frame}', which is no link of the robot: ignored")
-            self.rejected["unknown_wrench_frame"] += 1
+            self._count_rejection("unknown_wrench_frame")
             return
         try:
-            live.wrenches[frame] = (sign * wrench_array(msg), time.monotonic())
+            wrench = sign * wrench_array(msg)
         except InvalidMessageError as rejection:
-            self._reject(rejection, f"wrench on '{frame}'")
+            return self._reject(rejection, f"wrench on '{frame}'")
+        live.wrenches = {**live.wrenches, frame: (wrench, time.monotonic())}
 
     # --- output --------------------------------------------------------------------------------
     def _inputs_now(self, live: LiveModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict | None]:
         """(q, qd, qdd, wrenches) to compute with: measured or desired state, fresh inputs only."""
-        now = time.monotonic()
+        now, desired = time.monotonic(), live.desired
         q, qd = live.q, live.qd
-        if now - live.desired_received > self.acceleration_timeout:
-            return q, qd, np.zeros(live.model.nv), self._fresh_wrenches(live, now)
-        if self.use_desired_state and live.q_desired is not None:
-            q = np.where(np.isnan(live.q_desired), q, live.q_desired)
-            qd = np.where(np.isnan(live.qd_desired), qd, live.qd_desired)
-        return q, qd, live.qdd_desired, self._fresh_wrenches(live, now)
+        if desired is None or now - desired.received > self.acceleration_timeout:
+            return q, qd, live.zeros, self._fresh_wrenches(live, now)
+        if self.use_desired_state and desired.q is not None:
+            q = np.where(np.isnan(desired.q), q, desired.q)
+            qd = np.where(np.isnan(desired.qd), qd, desired.qd)
+        return q, qd, desired.qdd, self._fresh_wrenches(live, now)
 
     def _fresh_wrenches(self, live: LiveModel, now: float) -> dict | None:
-        if not live.wrenches:
+        wrenches = live.wrenches
+        if not wrenches:
             return None
-        fresh = {link: w for link, (w, received) in live.wrenches.items() if now - received <= self.wrench_timeout}
+        fresh = {link: w for link, (w, received) in wrenches.items() if now - received <= self.wrench_timeout}
         return fresh or None
 
     def _compute_and_publish(self, live: LiveModel, header) -> None:
@@ -287,21 +330,22 @@ class RneaNode(Node):
         start = time.perf_counter()
         try:
             tau = live.model.inverse_dynamics(q, qd, qdd, wrenches)
-            gravity = live.model.gravity_torques(q)
         except ValueError as error:
             return self._reject(
                 InvalidMessageError("compute_error", f"inverse dynamics refused the inputs: {error}"), "output"
             )
         self.compute_times.append(time.perf_counter() - start)
+        # effort_commands first: it is what a controller waits for.
+        commands, efforts, gravity_msg = live.commands_msg, live.efforts_msg, live.gravity_msg
+        commands.data = as_float64_array(tau[live.command_order])
+        self.pub_commands.publish(commands)
         position = as_float64_array(q)
-        efforts, gravity_msg, commands = live.efforts_msg, live.gravity_msg, live.commands_msg
         efforts.header, efforts.position = header, position
         efforts.velocity, efforts.effort = as_float64_array(qd), as_float64_array(tau)
-        gravity_msg.header, gravity_msg.position, gravity_msg.effort = header, position, as_float64_array(gravity)
-        commands.data = as_float64_array(tau[live.command_order])
         self.pub_efforts.publish(efforts)
+        gravity_msg.header, gravity_msg.position = header, position
+        gravity_msg.effort = as_float64_array(live.model.gravity_torques(q))
         self.pub_gravity.publish(gravity_msg)
-        self.pub_commands.publish(commands)
         self.published += 1
 
     # --- diagnostics ---------------------------------------------------------------------------
@@ -315,12 +359,14 @@ class RneaNode(Node):
         values.update(self._compute_time_values())
         if live is not None:
             level = max(level, self._input_notes(live, notes, values))
-        new_rejections = self.rejected - self._rejected_at_report
+        with self._rejected_lock:
+            rejected = self.rejected.copy()
+        new_rejections = rejected - self._rejected_at_report
         if new_rejections:
             level = max(level, DiagnosticStatus.WARN)
             notes.append("rejected: " + ", ".join(f"{n} {reason}" for reason, n in sorted(new_rejections.items())))
-        self._rejected_at_report = self.rejected.copy()
-        values.update({f"rejected: {reason}": str(n) for reason, n in sorted(self.rejected.items())})
+        self._rejected_at_report = rejected
+        values.update({f"rejected: {reason}": str(n) for reason, n in sorted(rejected.items())})
         status = DiagnosticStatus(
             level=level,
             name="rnea_node: inverse dynamics",
@@ -348,10 +394,14 @@ class RneaNode(Node):
         if self.empty_velocity_seen:
             level = DiagnosticStatus.WARN
             notes.append("joint_states without velocity: zero velocity used")
+        publisher_note = self._joint_states_publisher_note()
+        if publisher_note:
+            level = DiagnosticStatus.WARN
+            notes.append(publisher_note)
         if self.waiting_for:
             level = DiagnosticStatus.WARN
             notes.append(f"no torques: stale or missing joint_states for {self.waiting_for[:10]}")
-        if live.desired_received > -math.inf and now - live.desired_received > self.acceleration_timeout:
+        if live.desired is not None and now - live.desired.received > self.acceleration_timeout:
             notes.append("desired_accelerations stale: zero accelerations used")
         for link, (_, received) in sorted(live.wrenches.items()):
             age = now - received
@@ -359,6 +409,16 @@ class RneaNode(Node):
             if age > self.wrench_timeout:
                 notes.append(f"wrench on '{link}' expired")
         return level
+
+    def _joint_states_publisher_note(self) -> str | None:
+        """Why joint_states may not arrive: no publisher, or one whose QoS cannot reach a reliable reader."""
+        publishers = self.get_publishers_info_by_topic(self.joint_states.topic_name)
+        if not publishers:
+            return "no joint_states publisher"
+        best_effort = [p.node_name for p in publishers if p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT]
+        if best_effort:
+            return f"joint_states publishers {best_effort} are best effort: this node's reliable reader gets nothing"
+        return None
 
 
 def main(args=None) -> None:

@@ -140,10 +140,14 @@ class Client:
         found = self.spin_until(lambda: any(m.header.stamp.sec == stamp_sec for m in self.gravity), timeout)
         return next(m for m in self.gravity if m.header.stamp.sec == stamp_sec) if found else None
 
-    def efforts_at(self, q, qd=None, timeout: float = 2.0) -> np.ndarray | None:
-        msg = self.send_state(q, qd if qd is not None else [0.0] * len(q))
-        result = self.result_for(msg.header.stamp.sec, timeout)
-        return None if result is None else np.array(result.effort)
+    def efforts_at(self, q, qd=None, timeout: float = 2.0, attempts: int = 1) -> np.ndarray | None:
+        """The node's answer to one joint_states (sent again up to ``attempts`` times); None if none came."""
+        for _ in range(attempts):
+            msg = self.send_state(q, qd if qd is not None else [0.0] * len(q))
+            result = self.result_for(msg.header.stamp.sec, timeout)
+            if result is not None:
+                return np.array(result.effort)
+        return None
 
     def wait_until_serving(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
