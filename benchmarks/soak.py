@@ -56,8 +56,8 @@ def rss_bytes(pid: int) -> int:
 class SoakClient:
     """Publishes joint_states and descriptions; checks every output against the two models."""
 
-    def __init__(self, models: dict[str, RobotModel]) -> None:
-        self.node = Node("soak_client")
+    def __init__(self, models: dict[str, RobotModel], context: rclpy.Context) -> None:
+        self.node = Node("soak_client", context=context)
         self.models = list(models.values())
         self.names = self.models[0].joint_names
         self.pub_states = self.node.create_publisher(JointState, "joint_states", 10)
@@ -124,14 +124,21 @@ def run_soak(seconds: float, rate: float = 2000.0, swap_period: float = 3.0, dom
     """Runs the soak; returns the figures (see the module docstring)."""
     domain = domain_id if domain_id is not None else 200 + os.getpid() % 30
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
-    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
+    saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
+    os.environ.update({k: env[k] for k in saved})  # read by rclpy.init below
     heavy = example_arm_urdf().replace('<mass value="3.5"/>', '<mass value="7.0"/>', 1)
     descriptions = [example_arm_urdf(), heavy, BROKEN_URDF]
     models = {text: RobotModel.from_urdf(text) for text in descriptions[:2]}
     node_process = start_node(env)
-    rclpy.init()
-    client = SoakClient(models)
-    executor = SingleThreadedExecutor()
+    context = rclpy.Context()  # its own: the caller may have rclpy initialised already
+    rclpy.init(context=context)
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    client = SoakClient(models, context)
+    executor = SingleThreadedExecutor(context=context)
     executor.add_node(client.node)
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
@@ -169,7 +176,7 @@ def run_soak(seconds: float, rate: float = 2000.0, swap_period: float = 3.0, dom
         client.gravity.destroy()
         executor.shutdown()
         client.node.destroy_node()
-        rclpy.try_shutdown()
+        rclpy.try_shutdown(context=context)
         node_process.send_signal(signal.SIGINT)
         try:
             output, _ = node_process.communicate(timeout=10)

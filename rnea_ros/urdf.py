@@ -24,6 +24,9 @@ SUPPORTED_TYPES = (*MOVABLE_TYPES, "fixed", "floating")
 # set; such slips are kept as written. Larger violations are refused.
 INERTIA_TOLERANCE = 1e-5  # kg·m², plus 1e-6 of the largest principal moment
 
+# A bound on memory and time for hostile input; a 10,000-link tree is about 4 MiB.
+MAX_DESCRIPTION_BYTES = 64 * 2**20
+
 
 class ModelError(ValueError):
     """A robot description that rnea_ros cannot turn into a correct model."""
@@ -94,9 +97,19 @@ def parse_urdf(urdf_xml: str | bytes) -> URDFTree:
 
 def _parse_xml_safely(urdf_xml: str | bytes) -> etree._Element:
     if isinstance(urdf_xml, str):
-        urdf_xml = urdf_xml.encode("utf-8", errors="strict")
+        try:
+            urdf_xml = urdf_xml.encode("utf-8", errors="strict")
+        except UnicodeEncodeError as error:
+            raise ModelError(f"the robot description is not valid text: {error}") from error
     if not isinstance(urdf_xml, bytes) or not urdf_xml.strip():
         raise ModelError("the robot description is empty")
+    if len(urdf_xml) > MAX_DESCRIPTION_BYTES:
+        raise ModelError(
+            f"the robot description is {len(urdf_xml) / 2**20:.0f} MiB, over the "
+            f"{MAX_DESCRIPTION_BYTES / 2**20:.0f} MiB limit (no real robot comes near it)"
+        )
+    if b"<!DOCTYPE" in urdf_xml:  # before parsing: entities must not even reach libxml2's expansion limits
+        raise ModelError("DOCTYPE declarations (and so XML entities) are not allowed in a URDF")
     parser = etree.XMLParser(
         resolve_entities=False,
         no_network=True,
