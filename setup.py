@@ -16,7 +16,7 @@ setup(
         (f"share/{package_name}/config", glob("config/*.yaml")),
         (f"share/{package_name}/urdf", glob("rnea_ros/robots/*.urdf")),
     ],
-    install_requires=["setuptools", "numpy", "numba"],
+    install_requires=["setuptools", "numpy", "numba", "pyyaml", "matplotlib", "rosbags"],
     zip_safe=False,
     maintainer="rnea_ros maintainers",
     maintainer_email="rnea_ros@example.com",
@@ -27,6 +27,7 @@ setup(
         "console_scripts": [
             "rnea_node = rnea_ros.node:main",
             "rnea_demo = rnea_ros.demo:main",
+            "rnea_analyze = rnea_ros.analyze:entry_point",
         ],
     },
 )

@@ -44,7 +44,7 @@ def test_colcon_build_installs_the_package(tmp_path):
     assert (share / "launch" / "rnea.launch.py").is_file()
     assert (share / "config" / "rnea.yaml").is_file()
     assert (share / "urdf" / "example_arm.urdf").is_file()
-    for script in ("rnea_node", "rnea_demo"):
+    for script in ("rnea_node", "rnea_demo", "rnea_analyze"):
         assert (install / "lib" / "rnea_ros" / script).is_file(), script
     installed = list(install.glob("lib/python3*/site-packages/rnea_ros/robots/example_arm.urdf"))
     assert installed, "the example URDF must ship inside the Python package too"

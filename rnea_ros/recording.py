@@ -1,0 +1,322 @@
+"""Recorded joint data → arrays, in chunks: rosbag2 (sqlite3 .db3 or .mcap, via ``rosbags``) or CSV.
+
+Bags are read without ROS. ``sensor_msgs/JointState`` messages from one publisher all
+have the same byte layout (same names, same array lengths), so a chunk of messages of
+one layout is decoded at once with numpy; only the first message of each layout is
+parsed field by field. Messages of other layouts are decoded one by one.
+
+Sample time: the header stamp; when a recording's stamps are all zero, the bag's
+receive time.
+"""
+
+from __future__ import annotations
+
+import csv
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_CHUNK = 200_000
+
+
+class RecordingError(ValueError):
+    """A recording that cannot be read (missing, truncated, wrong format, no joint data)."""
+
+
+@dataclass
+class JointChunk:
+    """Consecutive samples of the joints ``names``: t (N,), q, qd, effort (N, len(names)); qd None if not recorded."""
+
+    names: list[str]
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray | None
+    effort: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the values of one JointState byte layout are: offsets into the serialized message."""
+
+    names: tuple[str, ...]
+    size: int
+    invariant_end: int  # bytes [12, invariant_end) (frame_id, names, counts) are the same for the layout
+    invariant: bytes
+    arrays: tuple[tuple[int, int], ...]  # (offset, count) of position, velocity, effort
+    byte_order: str  # "<" or ">"
+
+
+def joint_state_layout(raw: bytes) -> _Layout:
+    """Walks one CDR-serialized JointState (XCDR1: 4-byte encapsulation header, alignment from byte 4)."""
+    if len(raw) < 16 or raw[0] != 0 or raw[1] not in (0, 1):
+        raise RecordingError("not a CDR-serialized message")
+    order = "<" if raw[1] == 1 else ">"
+    offset = 12  # encapsulation (4), stamp.sec (4), stamp.nanosec (4)
+
+    def u32() -> int:
+        nonlocal offset
+        offset += -(offset - 4) % 4
+        (value,) = struct.unpack_from(order + "I", raw, offset)
+        offset += 4
+        return value
+
+    def string() -> str:
+        nonlocal offset
+        length = u32()
+        text = raw[offset : offset + length].rstrip(b"\0").decode("utf-8", errors="replace")
+        offset += length
+        return text
+
+    string()  # header.frame_id
+    names = tuple(string() for _ in range(u32()))
+    arrays, invariant_end = [], None
+    for _ in range(3):  # position, velocity, effort
+        count = u32()
+        if count:
+            offset += -(offset - 4) % 8
+        if invariant_end is None:
+            invariant_end = offset
+        arrays.append((offset, count))
+        offset += 8 * count
+    if offset > len(raw):
+        raise RecordingError("truncated JointState message")
+    return _Layout(names, len(raw), invariant_end, raw[12:invariant_end], tuple(arrays), order)
+
+
+def _decode_same_layout(layout: _Layout, raws: list[bytes]) -> dict[str, np.ndarray]:
+    block = np.frombuffer(b"".join(raws), dtype=np.uint8).reshape(len(raws), layout.size)
+    out = {
+        "sec": block[:, 4:8].copy().view(layout.byte_order + "i4")[:, 0].astype(np.int64),
+        "nanosec": block[:, 8:12].copy().view(layout.byte_order + "u4")[:, 0].astype(np.int64),
+    }
+    for key, (offset, count) in zip(("position", "velocity", "effort"), layout.arrays, strict=True):
+        values = block[:, offset : offset + 8 * count].copy().view(layout.byte_order + "f8")
+        out[key] = values.astype(np.float64).reshape(len(raws), count)
+    return out
+
+
+class _JointStateDecoder:
+    """Turns raw JointState messages into one column block per byte layout."""
+
+    def __init__(self) -> None:
+        self._by_size: dict[int, _Layout] = {}
+
+    def _layout_for(self, raw: bytes) -> _Layout:
+        layout = self._by_size.get(len(raw))
+        if layout is None or raw[12 : layout.invariant_end] != layout.invariant:
+            layout = self._by_size[len(raw)] = joint_state_layout(raw)
+        return layout
+
+    def decode(self, raws: list[bytes], receive_ns: np.ndarray) -> list[tuple[_Layout, dict, np.ndarray]]:
+        sizes = np.fromiter((len(r) for r in raws), dtype=np.int64, count=len(raws))
+        groups = []
+        for size in np.unique(sizes):
+            rows = np.flatnonzero(sizes == size)
+            while len(rows):  # usually once; more when messages of one size name different joints
+                layout = self._layout_for(raws[rows[0]])
+                same = np.fromiter((raws[k][12 : layout.invariant_end] == layout.invariant for k in rows), bool)
+                block = _decode_same_layout(layout, [raws[k] for k in rows[same]])
+                groups.append((layout, block, receive_ns[rows[same]]))
+                rows = rows[~same]
+        return groups
+
+
+def _bag_typestore():
+    from rosbags.typesys import Stores, get_typestore
+
+    return get_typestore(Stores.ROS2_JAZZY)
+
+
+def _open_bag(path: Path):
+    from rosbags.highlevel import AnyReader
+
+    try:
+        reader = AnyReader([path], default_typestore=_bag_typestore())
+        reader.open()
+    except Exception as error:  # rosbags raises its own types for missing, truncated or foreign files
+        raise RecordingError(f"cannot read the bag {path}: {error}") from error
+    return reader
+
+
+def bag_topics(path: Path) -> dict[str, str]:
+    reader = _open_bag(path)
+    try:
+        return {c.topic: c.msgtype for c in reader.connections}
+    finally:
+        reader.close()
+
+
+def read_bag_joint_states(path: Path, topic: str, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
+    """The joint_states of a bag in time order, in chunks; several publishers' names are merged."""
+    reader = _open_bag(path)
+    try:
+        connections = [c for c in reader.connections if c.topic == topic]
+        if not connections:
+            topics = sorted({c.topic for c in reader.connections})
+            raise RecordingError(f"no topic '{topic}' in {path} (topics: {topics})")
+        if any(c.msgtype != "sensor_msgs/msg/JointState" for c in connections):
+            raise RecordingError(f"'{topic}' is not sensor_msgs/msg/JointState")
+        decoder, raws, stamps = _JointStateDecoder(), [], []
+        merger = _Merger()
+        try:
+            for _, receive_ns, raw in reader.messages(connections=connections):
+                raws.append(raw)
+                stamps.append(receive_ns)
+                if len(raws) == chunk:
+                    yield from merger.add(decoder.decode(raws, np.array(stamps, dtype=np.int64)))
+                    raws, stamps = [], []
+        except RecordingError:
+            raise
+        except Exception as error:
+            raise RecordingError(f"the bag {path} is damaged or truncated: {error}") from error
+        if raws:
+            yield from merger.add(decoder.decode(raws, np.array(stamps, dtype=np.int64)))
+    finally:
+        reader.close()
+
+
+class _Merger:
+    """Joins blocks of different layouts (several publishers) on the timeline of the largest one,
+    holding each joint's last value; blocks of one layout pass straight through."""
+
+    def __init__(self) -> None:
+        self.names: list[str] | None = None
+        self.last: dict[str, tuple[float, float | None, float]] = {}
+        self.use_receive_time: bool | None = None
+
+    def _times(self, block: dict, receive_ns: np.ndarray) -> np.ndarray:
+        stamps = block["sec"] * 1_000_000_000 + block["nanosec"]
+        if self.use_receive_time is None:
+            self.use_receive_time = not np.any(stamps)
+        return (receive_ns if self.use_receive_time else stamps) * 1e-9
+
+    def add(self, groups) -> Iterator[JointChunk]:
+        if not groups:
+            return
+        main = max(groups, key=lambda g: (len(g[0].names) > 0, len(g[2]) * len(g[0].names)))
+        if self.names is None:
+            self.names = list(main[0].names)
+        chunks = []
+        for layout, block, receive_ns in groups:
+            t = self._times(block, receive_ns)
+            chunks.append((t, list(layout.names), block))
+        chunks.sort(key=lambda c: c[0][0] if len(c[0]) else 0.0)
+        main_t, names, main_block = self._times(main[1], main[2]), list(main[0].names), main[1]
+        if len(groups) == 1 and names == self.names:
+            yield self._chunk(main_t, main_block)
+            return
+        yield self._held(main_t, chunks)
+
+    def _chunk(self, t: np.ndarray, block: dict) -> JointChunk:
+        order = np.argsort(t, kind="stable")
+        n = len(self.names)
+        velocity = block["velocity"][order] if block["velocity"].shape[1] == n else None
+        effort = block["effort"][order] if block["effort"].shape[1] == n else np.full((len(t), n), np.nan)
+        return JointChunk(list(self.names), t[order], block["position"][order], velocity, effort)
+
+    def _held(self, t_main: np.ndarray, chunks) -> JointChunk:
+        for _, names, _ in chunks:
+            for name in names:
+                if name not in self.names:
+                    self.names.append(name)
+        order = np.argsort(t_main, kind="stable")
+        t = t_main[order]
+        n = len(self.names)
+        q, qd, effort = (np.full((len(t), n), np.nan) for _ in range(3))
+        for j, name in enumerate(self.names):
+            if name in self.last:
+                q[:, j], qd[:, j], effort[:, j] = self.last[name]
+        for t_block, names, block in chunks:
+            rows = np.searchsorted(t_block, t, side="right") - 1  # last sample at or before each time
+            valid = rows >= 0
+            for k, name in enumerate(names):
+                j = self.names.index(name)
+                for target, key in ((q, "position"), (qd, "velocity"), (effort, "effort")):
+                    if block[key].shape[1] == len(names):
+                        target[valid, j] = block[key][rows[valid], k]
+                if len(t_block):
+                    self.last[name] = tuple(
+                        block[key][-1, k] if block[key].shape[1] == len(names) else np.nan
+                        for key in ("position", "velocity", "effort")
+                    )
+        return JointChunk(list(self.names), t, q, None if np.isnan(qd).all() else qd, effort)
+
+
+def read_bag_description(path: Path, topic: str = "/robot_description") -> str | None:
+    """The last robot_description (std_msgs/String) in the bag, if any."""
+    reader = _open_bag(path)
+    try:
+        connections = [c for c in reader.connections if c.topic == topic and c.msgtype == "std_msgs/msg/String"]
+        text = None
+        for connection, _, raw in reader.messages(connections=connections):
+            text = reader.deserialize(raw, connection.msgtype).data
+        return text
+    finally:
+        reader.close()
+
+
+def read_bag_wrenches(path: Path, topics: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """link → (t (N,), wrench (N, 6)) from geometry_msgs/WrenchStamped topics (frame_id = link)."""
+    reader = _open_bag(path)
+    series: dict[str, tuple[list[float], list[list[float]]]] = {}
+    try:
+        connections = [c for c in reader.connections if c.topic in topics]
+        missing = set(topics) - {c.topic for c in connections}
+        if missing:
+            raise RecordingError(f"wrench topics not in the bag: {sorted(missing)}")
+        for connection, receive_ns, raw in reader.messages(connections=connections):
+            msg = reader.deserialize(raw, connection.msgtype)
+            stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 or receive_ns * 1e-9
+            f, tau = msg.wrench.force, msg.wrench.torque
+            times, values = series.setdefault(msg.header.frame_id, ([], []))
+            times.append(stamp)
+            values.append([f.x, f.y, f.z, tau.x, tau.y, tau.z])
+    finally:
+        reader.close()
+    return {link: (np.array(t), np.array(w)) for link, (t, w) in series.items()}
+
+
+def read_csv(path: Path, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
+    """CSV with a header ``time,<joint>.position,<joint>.velocity,<joint>.effort,...`` (velocity optional)."""
+    try:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f))
+    except (OSError, StopIteration, UnicodeDecodeError) as error:
+        raise RecordingError(f"cannot read the CSV {path}: {error}") from error
+    if not header or header[0].strip() != "time":
+        raise RecordingError(f"{path}: the first column must be 'time' (header: {header[:5]})")
+    columns = {name.strip(): k for k, name in enumerate(header)}
+    names = [c[: -len(".position")] for c in columns if c.endswith(".position")]
+    missing = [f"{n}.effort" for n in names if f"{n}.effort" not in columns]
+    if not names or missing:
+        raise RecordingError(f"{path}: need <joint>.position and <joint>.effort columns (missing: {missing})")
+    has_velocity = all(f"{n}.velocity" in columns for n in names)
+    q_cols = [columns[f"{n}.position"] for n in names]
+    qd_cols = [columns[f"{n}.velocity"] for n in names] if has_velocity else []
+    e_cols = [columns[f"{n}.effort"] for n in names]
+    with open(path) as f:
+        f.readline()
+        while True:
+            try:
+                data = np.loadtxt(f, delimiter=",", max_rows=chunk, ndmin=2)
+            except ValueError as error:
+                raise RecordingError(f"{path}: bad CSV row: {error}") from error
+            if data.size == 0:
+                return
+            yield JointChunk(
+                names, data[:, 0], data[:, q_cols], data[:, qd_cols] if has_velocity else None, data[:, e_cols]
+            )
+            if len(data) < chunk:
+                return
+
+
+def open_recording(path: Path, topic: str, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
+    path = Path(path)
+    if not path.exists():
+        raise RecordingError(f"no such file or directory: {path}")
+    if path.suffix.lower() == ".csv":
+        return read_csv(path, chunk)
+    return read_bag_joint_states(path, topic, chunk)
