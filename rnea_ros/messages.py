@@ -128,3 +128,90 @@ def as_float64_array(x: np.ndarray) -> array.array:
     out = array.array("d")
     out.frombytes(np.ascontiguousarray(x, dtype=np.float64).tobytes())
     return out
+
+
+# --- floating base ----------------------------------------------------------------------------
+QUATERNION_TOLERANCE = 1e-3
+
+
+def unit_quaternion(x: float, y: float, z: float, w: float, what: str) -> np.ndarray:
+    """[x, y, z, w] normalised; refused when far from unit norm (a zero or garbage quaternion)."""
+    quaternion = finite_array([x, y, z, w], what)
+    norm = float(np.linalg.norm(quaternion))
+    if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+        raise InvalidMessageError("bad_quaternion", f"{what} has norm {norm:.4g}, not 1")
+    return quaternion / norm
+
+
+def quaternion_matrix(quaternion: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a unit quaternion [x, y, z, w]."""
+    x, y, z, w = quaternion
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def matrix_quaternion(R: np.ndarray) -> np.ndarray:
+    """Unit quaternion [x, y, z, w] of a rotation matrix (Shepperd's method)."""
+    trace = R[0, 0] + R[1, 1] + R[2, 2]
+    k = int(np.argmax([trace, R[0, 0], R[1, 1], R[2, 2]]))
+    if k == 0:
+        s = 2.0 * np.sqrt(1.0 + trace)
+        q = [(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, s / 4]
+    elif k == 1:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q = [s / 4, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s]
+    elif k == 2:
+        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        q = [(R[0, 1] + R[1, 0]) / s, s / 4, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        q = [(R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, s / 4, (R[1, 0] - R[0, 1]) / s]
+    q = np.array(q)
+    return q / np.linalg.norm(q)
+
+
+def odometry_base_state(msg, base_link: str) -> tuple[np.ndarray, np.ndarray]:
+    """(q_base [x, y, z, qx, qy, qz, qw], v_base [v, ω] in the base frame) of a nav_msgs/Odometry
+    whose pose is the base link's in the world and whose twist is in child_frame_id = the base link."""
+    if msg.child_frame_id != base_link:
+        raise InvalidMessageError(
+            "wrong_child_frame",
+            f"base_odometry child_frame_id is '{msg.child_frame_id}', but the twist must be in the "
+            f"robot's root link '{base_link}'",
+        )
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    v, w = msg.twist.twist.linear, msg.twist.twist.angular
+    position = finite_array([p.x, p.y, p.z], "base_odometry position")
+    quaternion = unit_quaternion(o.x, o.y, o.z, o.w, "base_odometry orientation")
+    twist = finite_array([v.x, v.y, v.z, w.x, w.y, w.z], "base_odometry twist")
+    return np.concatenate([position, quaternion]), twist
+
+
+def imu_base_state(msg, R_base_imu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q_base, v_base) from a sensor_msgs/Imu on a link rigidly attached to the base (rotation
+    R_base_imu of the IMU frame in the base frame): orientation and angular velocity moved to the
+    base; position and linear velocity zero (an IMU measures neither)."""
+    if msg.orientation_covariance[0] == -1.0:
+        raise InvalidMessageError("imu_without_orientation", "imu message has no orientation (covariance[0] = -1)")
+    o, w = msg.orientation, msg.angular_velocity
+    R_world_imu = quaternion_matrix(unit_quaternion(o.x, o.y, o.z, o.w, "imu orientation"))
+    omega_imu = finite_array([w.x, w.y, w.z], "imu angular velocity")
+    quaternion = matrix_quaternion(R_world_imu @ R_base_imu.T)
+    return np.concatenate([np.zeros(3), quaternion]), np.concatenate([np.zeros(3), R_base_imu @ omega_imu])
+
+
+def base_acceleration(msg, base_twist: np.ndarray) -> np.ndarray:
+    """q̈ of the free flyer from a geometry_msgs/AccelStamped in the base frame.
+
+    The message holds the classical acceleration of the base origin (what an accelerometer
+    without gravity, or a planner, gives) and the angular acceleration; the kernel's base
+    acceleration is the derivative of the body-frame velocity, which differs by ω × v."""
+    a, alpha = msg.accel.linear, msg.accel.angular
+    classical = finite_array([a.x, a.y, a.z, alpha.x, alpha.y, alpha.z], "desired_base_acceleration")
+    v, omega = base_twist[:3], base_twist[3:]
+    return np.concatenate([classical[:3] - np.cross(omega, v), classical[3:]])

@@ -42,6 +42,7 @@ class KinematicTree:
     floating_base: bool
     nq: int
     nv: int
+    base_link: str | None = None  # the link the free flyer carries (floating base only)
 
 
 def build_tree(urdf: URDFTree, floating_base: bool) -> KinematicTree:
@@ -75,6 +76,7 @@ def build_tree(urdf: URDFTree, floating_base: bool) -> KinematicTree:
         joint = stack.pop()
         tree.add_joint(joint)
         stack.extend(reversed(children[joint.child]))
+    tree.base_link = base_link if floating_base else None
     unreached = [name for name in links if name not in tree.frames]
     if unreached:
         raise ModelError(f"links not connected to the root '{root}' (a cycle?): {unreached[:10]}")
@@ -116,6 +118,7 @@ class _TreeBuilder:
         self.joint_rows: list[list[int]] = []
         self.body_rows: list[np.ndarray] = []
         self.body_joints: list[Joint | None] = []  # None: the free-flyer base
+        self.base_link: str | None = None
 
     def place_root(self, root: str) -> None:
         self.frames[root] = LinkFrame(-1, np.eye(3), np.zeros(3))
@@ -173,6 +176,7 @@ class _TreeBuilder:
             floating_base=floating_base,
             nq=nq,
             nv=nv,
+            base_link=self.base_link,
         )
 
     def _assign_coordinates(self, floating_base: bool) -> tuple[list[str], int, int]:
@@ -248,6 +252,7 @@ class RobotModel:
         self.link_names: list[str] = list(tree.link_names)
         self.nq, self.nv = tree.nq, tree.nv
         self.floating_base = tree.floating_base
+        self.base_link = tree.base_link  # floating base: the link whose pose and twist q[:7], qd[:6] are
         self.gravity = gravity
         self._joints, self._bodies = tree.joints, tree.bodies
         nb = len(tree.joints)

@@ -421,7 +421,13 @@ class RneaNode(Node):
         return None
 
 
+# A model rebuild (Python, in a thread) holds the GIL; the interpreter hands it over every
+# 5 ms by default, which at 2 kHz is 10 joint_states: the whole subscription queue.
+GIL_SWITCH_INTERVAL = 0.0005
+
+
 def main(args=None) -> None:
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     rclpy.init(args=args)
     node = RneaNode()
     try:

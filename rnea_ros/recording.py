@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_CHUNK = 200_000
+DEFAULT_CHUNK = 50_000
 
 
 class RecordingError(ValueError):
