@@ -192,10 +192,15 @@ def odometry_base_state(msg, base_link: str) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([position, quaternion]), twist
 
 
-def imu_base_state(msg, R_base_imu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def imu_base_state(msg, R_base_imu: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """(q_base, v_base) from a sensor_msgs/Imu on a link rigidly attached to the base (rotation
-    R_base_imu of the IMU frame in the base frame): orientation and angular velocity moved to the
-    base; position and linear velocity zero (an IMU measures neither)."""
+    R_base_imu of the IMU frame in the base frame; None: the frame is not such a link):
+    orientation and angular velocity moved to the base; position and linear velocity zero
+    (an IMU measures neither)."""
+    if R_base_imu is None:
+        raise InvalidMessageError(
+            "imu_frame", f"frame '{msg.header.frame_id}' is not a link rigidly attached to the robot's root link"
+        )
     if msg.orientation_covariance[0] == -1.0:
         raise InvalidMessageError("imu_without_orientation", "imu message has no orientation (covariance[0] = -1)")
     o, w = msg.orientation, msg.angular_velocity
@@ -205,13 +210,11 @@ def imu_base_state(msg, R_base_imu: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return np.concatenate([np.zeros(3), quaternion]), np.concatenate([np.zeros(3), R_base_imu @ omega_imu])
 
 
-def base_acceleration(msg, base_twist: np.ndarray) -> np.ndarray:
-    """q̈ of the free flyer from a geometry_msgs/AccelStamped in the base frame.
+def base_acceleration(classical: np.ndarray, base_twist: np.ndarray) -> np.ndarray:
+    """The free flyer's q̈ from [a, α] in the base frame (geometry_msgs/AccelStamped's content).
 
-    The message holds the classical acceleration of the base origin (what an accelerometer
-    without gravity, or a planner, gives) and the angular acceleration; the kernel's base
-    acceleration is the derivative of the body-frame velocity, which differs by ω × v."""
-    a, alpha = msg.accel.linear, msg.accel.angular
-    classical = finite_array([a.x, a.y, a.z, alpha.x, alpha.y, alpha.z], "desired_base_acceleration")
+    ``a`` is the classical acceleration of the base origin (what a planner or an accelerometer
+    without gravity gives); the kernel's base acceleration is the derivative of the body-frame
+    velocity, which differs by ω × v."""
     v, omega = base_twist[:3], base_twist[3:]
     return np.concatenate([classical[:3] - np.cross(omega, v), classical[3:]])

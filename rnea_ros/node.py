@@ -1,8 +1,12 @@
 """rnea_node: live feed-forward efforts and gravity torques from /joint_states.
 
 Wiring only: ``messages`` turns ROS messages into arrays (or rejects them), the
-dynamics come from ``RobotModel``, and this module keeps the latest inputs,
-decides when to compute, and publishes. See the README for the interface.
+dynamics come from ``RobotModel`` (and, for legged robots, ``floating_base``), and
+this module keeps the latest inputs, decides when to compute, and publishes.
+Threads: joint_states and the computation run on a dedicated thread
+(``dedicated_subscription``), the other inputs and the diagnostics on the executor,
+model rebuilds on their own thread; shared state is replaced whole, never mutated
+in place. See the README for the interface.
 """
 
 from __future__ import annotations
@@ -17,22 +21,28 @@ from dataclasses import dataclass
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import AccelStamped, WrenchStamped
+from nav_msgs.msg import Odometry
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.dedicated_subscription import DedicatedSubscription
+from rnea_ros.floating_base import BASE_DOFS, BaseState, ContactLinks
 from rnea_ros.messages import (
     InvalidMessageError,
     NameMatcher,
     as_float64_array,
+    base_acceleration,
     desired_point,
+    finite_array,
+    imu_base_state,
     joint_state_arrays,
+    odometry_base_state,
     stamp_seconds,
     wrench_array,
 )
@@ -44,8 +54,8 @@ DESCRIPTION_QOS = QoSProfile(
 COMPUTE_TIME_WINDOW = 10_000
 
 
-class CommandJointsError(ValueError):
-    """``command_joints`` names a joint the robot model lacks."""
+class ConfigurationError(ValueError):
+    """``command_joints`` or ``contact_links`` name a joint or link the robot model lacks."""
 
 
 class LiveModel:
@@ -53,16 +63,27 @@ class LiveModel:
     merged per joint, the name lookup and the reusable output messages. Swapped whole on reload,
     so an output is never computed from a mix of two models."""
 
-    def __init__(self, model: RobotModel, command_joints: list[str]) -> None:
+    def __init__(self, model: RobotModel, command_joints: list[str], contact_links: list[str]) -> None:
         self.model = model
         index = {name: k for k, name in enumerate(model.joint_names)}
         missing = [name for name in command_joints if name not in index]
         if missing:
-            raise CommandJointsError(f"command_joints names joints the robot model lacks: {missing}")
+            raise ConfigurationError(f"command_joints names joints the robot model lacks: {missing}")
         self.matcher = NameMatcher(index)
         self.links = frozenset(model.link_names)
         self.command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
-        n = model.nv
+        # q, qd, ... below are the joints' part; a floating base adds its own state in front.
+        self.floating = model.floating_base
+        self.base_dofs = BASE_DOFS if self.floating else 0
+        self.n = n = model.nv - self.base_dofs
+        try:
+            self.contacts = ContactLinks(model, contact_links) if self.floating and contact_links else None
+        except ValueError as error:
+            raise ConfigurationError(str(error)) from error
+        self.odometry: BaseState | None = None
+        self.imu: BaseState | None = None
+        self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
+        self.imu_rotations: dict[str, np.ndarray | None] = {}  # IMU link -> R_base_imu (None: not on the base)
         self.q, self.qd = np.zeros(n), np.zeros(n)
         self.zeros = np.zeros(n)
         self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
@@ -74,9 +95,25 @@ class LiveModel:
         self.efforts_msg = JointState(name=list(model.joint_names))
         self.gravity_msg = JointState(name=list(model.joint_names))
         self.commands_msg = Float64MultiArray()
+        self.residual_msg = WrenchStamped()
+        self.residual_msg.header.frame_id = model.base_link or ""
         # Warm both kernel entry points (loaded from numba's cache) before any message arrives.
-        self.model.inverse_dynamics(np.zeros(model.nq), np.zeros(n), np.zeros(n))
-        self.model.gravity_torques(np.zeros(model.nq))
+        q0 = np.zeros(model.nq)
+        if self.floating:
+            q0[6] = 1.0  # a unit base quaternion
+        self.model.inverse_dynamics(q0, np.zeros(model.nv), np.zeros(model.nv))
+        self.model.gravity_torques(q0)
+        if self.contacts is not None:
+            self.contacts.jacobian_transpose(q0)
+
+    def imu_rotation(self, link: str) -> np.ndarray | None:
+        """R_base_imu of an IMU link rigidly attached to the base; None for any other link."""
+        if link not in self.links:
+            return None
+        if link not in self.imu_rotations:
+            frame = self.model.tree.link_frames[link]
+            self.imu_rotations[link] = frame.R if frame.body == 0 else None
+        return self.imu_rotations[link]
 
     def stale_joints(self, timeout: float) -> list[str]:
         return [self.model.joint_names[j] for j in np.flatnonzero(self.newest_stamp - self.stamp > timeout)]
@@ -132,6 +169,9 @@ class RneaNode(Node):
         self.declare_parameter("wrench_topics", ["external_wrenches"])
         self.declare_parameter("flip_wrench_topics", [""])
         self.declare_parameter("command_joints", [""])
+        self.declare_parameter("floating_base", False)
+        self.declare_parameter("base_timeout", 0.1)
+        self.declare_parameter("contact_links", [""])
         p = self.get_parameter
         self.gravity = list(p("gravity").value)
         self.state_timeout = float(p("state_timeout").value)
@@ -140,6 +180,9 @@ class RneaNode(Node):
         self.future_stamp_tolerance = float(p("future_stamp_tolerance").value)
         self.use_desired_state = bool(p("use_desired_state").value)
         self.command_joints = [name for name in p("command_joints").value if name]
+        self.floating_base = bool(p("floating_base").value)
+        self.base_timeout = float(p("base_timeout").value)
+        self.contact_links = [name for name in p("contact_links").value if name]
         flipped = {name for name in p("flip_wrench_topics").value if name}
 
         self.live: LiveModel | None = None
@@ -166,6 +209,12 @@ class RneaNode(Node):
         self.pub_gravity = self.create_publisher(JointState, "gravity_torques", 10, event_callbacks=quiet)
         self.pub_commands = self.create_publisher(Float64MultiArray, "effort_commands", 10, event_callbacks=quiet)
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10, event_callbacks=quiet)
+        self.pub_residual = self.create_publisher(WrenchStamped, "base_wrench_residual", 10, event_callbacks=quiet)
+        self.pub_contacts = self.create_publisher(
+            WrenchStamped, "estimated_contact_wrenches", 10, event_callbacks=quiet
+        )
+        self.residual_norm: float | None = None
+        self.waiting_for_base = False
 
         description = p("robot_description").value
         if description:
@@ -176,6 +225,9 @@ class RneaNode(Node):
             self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
         self.joint_states = DedicatedSubscription(self, JointState, "joint_states", self._on_joint_states, 10)
         self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
+        self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
+        self.create_subscription(Imu, "imu", self._on_imu, 10)
+        self.create_subscription(AccelStamped, "desired_base_acceleration", self._on_base_acceleration, 10)
         for topic in p("wrench_topics").value:
             if topic:
                 sign = -1.0 if topic in flipped else 1.0
@@ -199,11 +251,12 @@ class RneaNode(Node):
     def _load_description(self, urdf: str, sequence: int) -> None:
         """Build off the hot path, then swap in whole; a bad description keeps the previous model."""
         try:
-            live = LiveModel(RobotModel.from_urdf(urdf, gravity=self.gravity), self.command_joints)
-        except CommandJointsError as error:
+            model = RobotModel.from_urdf(urdf, floating_base=self.floating_base, gravity=self.gravity)
+            live = LiveModel(model, self.command_joints, self.contact_links)
+        except ConfigurationError as error:
             if self.live is None:  # a startup error: the node cannot do what it was configured for
                 self.fatal_error = str(error)
-                self.get_logger().fatal(f"{error}; fix the parameter command_joints. Shutting down.")
+                self.get_logger().fatal(f"{error}; fix the parameters. Shutting down.")
                 rclpy.try_shutdown()
                 return
             self._refuse_description(error)
@@ -216,8 +269,11 @@ class RneaNode(Node):
                 return  # a newer description arrived while this one was being built
             self.live = live
         self.warned_frames.clear()
-        self.model_status = f"model with {live.model.nv} joints"
-        self.get_logger().info(f"robot model loaded: {live.model.nv} joints {live.model.joint_names}")
+        base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
+        self.model_status = f"model with {live.n} joints{base}"
+        self.get_logger().info(f"robot model loaded: {live.n} joints{base} {live.model.joint_names}")
+        if self.contact_links and not live.floating:
+            self.get_logger().warning("contact_links is ignored: the robot has a fixed base")
 
     def _refuse_description(self, error: Exception) -> None:
         self._count_rejection("bad_robot_description")
@@ -283,7 +339,7 @@ class RneaNode(Node):
         if live is None:
             return
         try:
-            qdd, q, qd = desired_point(msg, live.matcher, live.model.nv)
+            qdd, q, qd = desired_point(msg, live.matcher, live.n)
         except InvalidMessageError as rejection:
             return self._reject(rejection, "desired_accelerations")
         live.desired = Desired(qdd, q, qd, time.monotonic())
@@ -306,6 +362,54 @@ class RneaNode(Node):
             return self._reject(rejection, f"wrench on '{frame}'")
         live.wrenches = {**live.wrenches, frame: (wrench, time.monotonic())}
 
+    def _floating_live(self, topic: str) -> LiveModel | None:
+        """The live model when it has a floating base (base inputs are ignored otherwise)."""
+        self.inputs.received(topic)
+        live = self.live
+        return live if live is not None and live.floating else None
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        if (live := self._floating_live("base_odometry")) is None:
+            return
+        try:
+            q, v = odometry_base_state(msg, live.model.base_link)
+        except InvalidMessageError as rejection:
+            return self._reject(rejection, "base_odometry")
+        live.odometry = BaseState(q, v, "base_odometry", time.monotonic())
+
+    def _on_imu(self, msg: Imu) -> None:
+        if (live := self._floating_live("imu")) is None:
+            return
+        try:
+            q, v = imu_base_state(msg, live.imu_rotation(msg.header.frame_id))
+        except InvalidMessageError as rejection:
+            return self._reject(rejection, "imu")
+        live.imu = BaseState(q, v, "imu", time.monotonic())
+
+    def _on_base_acceleration(self, msg: AccelStamped) -> None:
+        if (live := self._floating_live("desired_base_acceleration")) is None:
+            return
+        if msg.header.frame_id not in ("", live.model.base_link):
+            return self._reject(
+                InvalidMessageError(
+                    "wrong_frame", f"frame '{msg.header.frame_id}' is not the root link '{live.model.base_link}'"
+                ),
+                "desired_base_acceleration",
+            )
+        try:
+            a, alpha = msg.accel.linear, msg.accel.angular
+            classical = finite_array([a.x, a.y, a.z, alpha.x, alpha.y, alpha.z], "desired_base_acceleration")
+        except InvalidMessageError as rejection:
+            return self._reject(rejection, "desired_base_acceleration")
+        live.base_acceleration = (classical, time.monotonic())
+
+    def _fresh_base(self, live: LiveModel, now: float) -> BaseState | None:
+        """Odometry when fresh, else the IMU's orientation and rate, else nothing to compute with."""
+        for state in (live.odometry, live.imu):
+            if state is not None and now - state.received <= self.base_timeout:
+                return state
+        return None
+
     # --- output --------------------------------------------------------------------------------
     def _inputs_now(self, live: LiveModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict | None]:
         """(q, qd, qdd, wrenches) to compute with: measured or desired state, fresh inputs only."""
@@ -326,6 +430,8 @@ class RneaNode(Node):
         return fresh or None
 
     def _compute_and_publish(self, live: LiveModel, header) -> None:
+        if live.floating:
+            return self._compute_and_publish_floating(live, header)
         q, qd, qdd, wrenches = self._inputs_now(live)
         start = time.perf_counter()
         try:
@@ -348,13 +454,73 @@ class RneaNode(Node):
         self.pub_gravity.publish(gravity_msg)
         self.published += 1
 
+    def _compute_and_publish_floating(self, live: LiveModel, header) -> None:
+        """Joint torques at the base state from odometry or IMU; the base rows of τ are the residual
+        wrench, distributed onto contact_links when set."""
+        now = time.monotonic()
+        base = self._fresh_base(live, now)
+        self.waiting_for_base = base is None
+        if base is None:
+            return
+        q_joints, qd_joints, qdd_joints, wrenches = self._inputs_now(live)
+        accel = live.base_acceleration
+        fresh_accel = accel is not None and now - accel[1] <= self.acceleration_timeout
+        base_qdd = base_acceleration(accel[0], base.v) if fresh_accel else np.zeros(BASE_DOFS)
+        q = np.concatenate([base.q, q_joints])
+        qd = np.concatenate([base.v, qd_joints])
+        qdd = np.concatenate([base_qdd, qdd_joints])
+        start = time.perf_counter()
+        try:
+            tau = live.model.inverse_dynamics(q, qd, qdd, wrenches)
+            gravity = live.model.gravity_torques(q)
+            contact_wrenches = None
+            if live.contacts is not None:
+                JT = live.contacts.jacobian_transpose(q)
+                f = live.contacts.distribute(JT, tau[:BASE_DOFS])
+                tau = tau - JT @ f
+                gravity = gravity - JT @ live.contacts.distribute(JT, gravity[:BASE_DOFS])
+                contact_wrenches = live.contacts.wrenches(f)
+        except (ValueError, np.linalg.LinAlgError) as error:
+            return self._reject(
+                InvalidMessageError("compute_error", f"inverse dynamics refused the inputs: {error}"), "output"
+            )
+        self.compute_times.append(time.perf_counter() - start)
+        joints = slice(BASE_DOFS, None)
+        commands, efforts, gravity_msg = live.commands_msg, live.efforts_msg, live.gravity_msg
+        commands.data = as_float64_array(tau[joints][live.command_order])
+        self.pub_commands.publish(commands)
+        position = as_float64_array(q_joints)
+        efforts.header, efforts.position = header, position
+        efforts.velocity, efforts.effort = as_float64_array(qd_joints), as_float64_array(tau[joints])
+        self.pub_efforts.publish(efforts)
+        gravity_msg.header, gravity_msg.position, gravity_msg.effort = (
+            header,
+            position,
+            as_float64_array(gravity[joints]),
+        )
+        self.pub_gravity.publish(gravity_msg)
+        self._publish_wrench(self.pub_residual, live.residual_msg, header, tau[:BASE_DOFS])
+        self.residual_norm = float(np.linalg.norm(tau[:BASE_DOFS]))
+        for link, wrench in (contact_wrenches or {}).items():
+            msg = WrenchStamped()
+            msg.header.frame_id = link
+            self._publish_wrench(self.pub_contacts, msg, header, wrench)
+        self.published += 1
+
+    @staticmethod
+    def _publish_wrench(publisher, msg: WrenchStamped, header, wrench: np.ndarray) -> None:
+        msg.header.stamp = header.stamp
+        f, t = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z, t.x, t.y, t.z = (float(x) for x in wrench)
+        publisher.publish(msg)
+
     # --- diagnostics ---------------------------------------------------------------------------
     def _publish_diagnostics(self) -> None:
         live = self.live
         level, notes = DiagnosticStatus.OK, [self.model_status]
         if live is None:
             level = DiagnosticStatus.ERROR
-        values = {"model joints": str(live.model.nv if live else 0), "published": str(self.published)}
+        values = {"model joints": str(live.n if live else 0), "published": str(self.published)}
         values.update(self.inputs.report())
         values.update(self._compute_time_values())
         if live is not None:
@@ -408,6 +574,26 @@ class RneaNode(Node):
             values[f"wrench '{link}' age [s]"] = f"{age:.3f}"
             if age > self.wrench_timeout:
                 notes.append(f"wrench on '{link}' expired")
+        if live.floating:
+            level = max(level, self._base_notes(live, now, notes, values))
+        return level
+
+    def _base_notes(self, live: LiveModel, now: float, notes: list[str], values: dict[str, str]) -> int:
+        level = DiagnosticStatus.OK
+        base = self._fresh_base(live, now)
+        values["base state source"] = base.source if base else "none"
+        if base is None:
+            level = DiagnosticStatus.WARN
+            notes.append("no torques: no fresh base_odometry or imu (floating base)")
+        elif base.source == "imu":
+            notes.append("base from imu: base linear velocity taken as zero")
+        accel = live.base_acceleration
+        if accel is None or now - accel[1] > self.acceleration_timeout:
+            values["base acceleration"] = "zero (no fresh desired_base_acceleration)"
+        if self.residual_norm is not None:
+            values["base wrench residual norm"] = f"{self.residual_norm:.3f}"
+        if live.contacts is not None:
+            values["contact links"] = ", ".join(live.contacts.links)
         return level
 
     def _joint_states_publisher_note(self) -> str | None:

@@ -10,6 +10,7 @@ nothing published for it. The same node over real DDS is fuzzed in test_node_hos
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -53,6 +54,9 @@ class Recorder:
             self.messages.append(
                 {"name": list(msg.name), "position": np.array(msg.position), "effort": np.array(msg.effort)}
             )
+        elif isinstance(msg, WrenchStamped):
+            f, t = msg.wrench.force, msg.wrench.torque
+            self.messages.append({"data": np.array([f.x, f.y, f.z, t.x, t.y, t.z])})
         else:
             self.messages.append({"data": np.array(msg.data)})
 
@@ -232,3 +236,88 @@ def test_description_topic_callback_never_raises(node):
     reset(node)
     node._on_description(String(data="<robot name='x'><link name='a'/></robot>"))
     node._on_description(String(data="\x00" * 1000))
+
+
+# --- the floating-base inputs (ANYmal) -----------------------------------------------------------
+LEGGED_STAMPS = itertools.count(10)
+
+
+@pytest.fixture(scope="module")
+def legged_node(node):
+    from reference import robot_urdf
+
+    urdf = robot_urdf("anymal_b_simple_description/robots/anymal.urdf")
+    legged = RneaNode()
+    legged.floating_base, legged.base_timeout = True, 1e9
+    legged.state_timeout, legged.acceleration_timeout, legged.wrench_timeout = 1e9, 1e9, 1e9
+    legged.future_stamp_tolerance = 1e12
+    legged.contact_links = ["LF_FOOT", "RH_FOOT"]
+    legged.pub_efforts, legged.pub_gravity, legged.pub_commands = Recorder(), Recorder(), Recorder()
+    legged.pub_residual, legged.pub_contacts = Recorder(), Recorder()
+    legged._load_description(urdf, sequence=0)
+    assert legged.live is not None and legged.live.floating
+    yield legged
+    legged.destroy_node()
+
+
+def _base_message(kind: str, values: list[float], frame: str):
+    from geometry_msgs.msg import AccelStamped
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import Imu
+
+    if kind == "odometry":
+        msg = Odometry(child_frame_id=frame)
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        p.x, p.y, p.z, o.x, o.y, o.z, o.w = values[:7]
+        v, w = msg.twist.twist.linear, msg.twist.twist.angular
+        v.x, v.y, v.z, w.x, w.y, w.z = values[7:13]
+        return msg
+    if kind == "imu":
+        msg = Imu()
+        msg.header.frame_id = frame
+        o, w = msg.orientation, msg.angular_velocity
+        o.x, o.y, o.z, o.w, w.x, w.y, w.z = values[:7]
+        return msg
+    msg = AccelStamped()
+    msg.header.frame_id = frame
+    a, alpha = msg.accel.linear, msg.accel.angular
+    a.x, a.y, a.z, alpha.x, alpha.y, alpha.z = values[:6]
+    return msg
+
+
+@seed(20261125)
+@FUZZ
+@given(
+    inputs=st.lists(
+        st.tuples(
+            st.sampled_from(["odometry", "imu", "accel"]),
+            st.lists(floats, min_size=13, max_size=13),
+            st.sampled_from(["base", "imu_link", "LF_FOOT", "", "nowhere"]),
+            st.booleans(),  # normalise the quaternion (else mostly garbage)
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    q=st.lists(st.floats(-2, 2), min_size=12, max_size=12),
+)
+def test_fuzzed_base_inputs(legged_node, inputs, q):
+    node = legged_node
+    handlers = {"odometry": node._on_odometry, "imu": node._on_imu, "accel": node._on_base_acceleration}
+    for kind, values, frame, normalise in inputs:
+        quaternion = slice(3, 7) if kind == "odometry" else slice(0, 4)
+        norm = np.linalg.norm(values[quaternion])
+        if normalise and np.isfinite(norm) and norm > 1e-3:
+            values[quaternion] = list(np.array(values[quaternion]) / norm)
+        handlers[kind](_base_message(kind, values, frame))
+        published = node.published
+        _send(node, node.live.model.joint_names, q, [0.1] * 12, sec=next(LEGGED_STAMPS))
+        valid_odometry = kind == "odometry" and frame == "base" and normalise and np.all(np.isfinite(values))
+        if valid_odometry and abs(norm) > 1e-3 and np.all(np.abs(values) < 1e6):
+            assert node.published == published + 1 or node.rejected["compute_error"] > 0
+        if node.published > published:
+            for recorder in (node.pub_efforts, node.pub_gravity, node.pub_residual, node.pub_contacts):
+                last = recorder.messages[-1]
+                values_out = last.get("effort", last.get("data"))
+                assert values_out is None or np.all(np.isfinite(values_out))
+        for recorder in (node.pub_efforts, node.pub_gravity, node.pub_commands, node.pub_residual):
+            recorder.messages.clear()

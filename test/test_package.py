@@ -48,3 +48,19 @@ def test_colcon_build_installs_the_package(tmp_path):
         assert (install / "lib" / "rnea_ros" / script).is_file(), script
     installed = list(install.glob("lib/python3*/site-packages/rnea_ros/robots/example_arm.urdf"))
     assert installed, "the example URDF must ship inside the Python package too"
+
+
+def test_config_documents_every_parameter():
+    """config/rnea.yaml lists exactly the parameters the node declares, each with a comment."""
+    import re
+
+    import yaml
+
+    declared = set(re.findall(r'declare_parameter\("(\w+)"', (ROOT / "rnea_ros/node.py").read_text()))
+    text = (ROOT / "config/rnea.yaml").read_text()
+    documented = set(yaml.safe_load(text)["rnea_node"]["ros__parameters"])
+    assert declared == documented
+    lines = text.splitlines()
+    for name in declared:
+        k = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{name}:"))
+        assert lines[k - 1].strip().startswith("#"), f"{name} has no comment above it"
