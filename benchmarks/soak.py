@@ -115,6 +115,11 @@ class SoakClient:
         self.sent += 1
 
 
+def _node_counts(diagnostics: dict[str, str]) -> tuple[int, int]:
+    """(joint_states received, outputs published) so far, from the node's last diagnostics."""
+    return int(diagnostics.get("joint_states total", 0)), int(diagnostics.get("published", 0))
+
+
 def start_node(env: dict) -> subprocess.Popen:
     command = [sys.executable, "-m", "rnea_ros.node", "--ros-args", "-p", "state_timeout:=1.0"]
     return subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -152,10 +157,11 @@ def run_soak(seconds: float, rate: float = 2000.0, swap_period: float = 3.0, dom
             time.sleep(0.05)
         if client.efforts_received == 0:
             raise RuntimeError("rnea_node never answered")
-        time.sleep(1.0)
+        time.sleep(2.5)  # until a diagnostics message has counted the warm-up
         with client.lock:
             client.sent = client.efforts_received = client.gravity_received = 0
             client.latency.clear()
+        node_counts_start = _node_counts(client.diagnostics)
         rss_start = rss_bytes(node_process.pid)
         start = next_time = time.monotonic()
         next_swap, swaps = start + swap_period, 0
@@ -168,7 +174,8 @@ def run_soak(seconds: float, rate: float = 2000.0, swap_period: float = 3.0, dom
             next_time += 1.0 / rate
             if (delay := next_time - time.monotonic()) > 0:
                 time.sleep(delay)
-        time.sleep(1.5)  # the last outputs and one more diagnostics message
+        time.sleep(2.5)  # the last outputs and one more diagnostics message
+        node_counts_end = _node_counts(client.diagnostics)
         alive = node_process.poll() is None
         rss_end = rss_bytes(node_process.pid) if alive else 0
     finally:
@@ -193,6 +200,9 @@ def run_soak(seconds: float, rate: float = 2000.0, swap_period: float = 3.0, dom
         "efforts_received": client.efforts_received,
         "gravity_received": client.gravity_received,
         "dropped": client.sent - client.efforts_received,
+        # where: before the node's callback (its queue), or between its output and this client
+        "node_received": node_counts_end[0] - node_counts_start[0],
+        "node_published": node_counts_end[1] - node_counts_start[1],
         "torn_outputs": len(client.torn),
         "non_finite_outputs": client.non_finite,
         "rejected": rejected,

@@ -214,7 +214,6 @@ class RneaNode(Node):
             WrenchStamped, "estimated_contact_wrenches", 10, event_callbacks=quiet
         )
         self.residual_norm: float | None = None
-        self.waiting_for_base = False
 
         description = p("robot_description").value
         if description:
@@ -277,9 +276,10 @@ class RneaNode(Node):
 
     def _refuse_description(self, error: Exception) -> None:
         self._count_rejection("bad_robot_description")
-        self.get_logger().error(f"robot_description refused, keeping the previous model: {error}")
+        reason = str(error)[:500]  # a hostile description must not flood the log
+        self.get_logger().error(f"robot_description refused, keeping the previous model: {reason}")
         if self.live is None:
-            self.model_status = f"no model: robot_description refused: {error}"
+            self.model_status = f"no model: robot_description refused: {reason}"
 
     # --- inputs --------------------------------------------------------------------------------
     def _count_rejection(self, reason: str) -> None:
@@ -459,9 +459,8 @@ class RneaNode(Node):
         wrench, distributed onto contact_links when set."""
         now = time.monotonic()
         base = self._fresh_base(live, now)
-        self.waiting_for_base = base is None
         if base is None:
-            return
+            return  # diagnostics say that no base state is fresh
         q_joints, qd_joints, qdd_joints, wrenches = self._inputs_now(live)
         accel = live.base_acceleration
         fresh_accel = accel is not None and now - accel[1] <= self.acceleration_timeout
