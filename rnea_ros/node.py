@@ -52,6 +52,9 @@ DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
 COMPUTE_TIME_WINDOW = 10_000
+# 25 ms at 2 kHz: a scheduling hiccup or a model rebuild delays messages instead of dropping them
+# (a late feed-forward is harmless: controllers keep the newest command).
+JOINT_STATES_DEPTH = 50
 
 
 class ConfigurationError(ValueError):
@@ -222,7 +225,9 @@ class RneaNode(Node):
                 return
         else:
             self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
-        self.joint_states = DedicatedSubscription(self, JointState, "joint_states", self._on_joint_states, 10)
+        self.joint_states = DedicatedSubscription(
+            self, JointState, "joint_states", self._on_joint_states, JOINT_STATES_DEPTH
+        )
         self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
         self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
         self.create_subscription(Imu, "imu", self._on_imu, 10)
