@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import sys
 import time
 from collections.abc import Iterator
@@ -138,7 +139,13 @@ class Analysis:
     missing_in_recording: list[str] = field(default_factory=list)
     not_in_model: list[str] = field(default_factory=list)
     underived: int = 0  # samples whose window had too few neighbours (NaN derivatives)
+    out_of_order: int = 0  # samples whose stamp went back in time
     plot: Decimator = field(default_factory=Decimator)
+
+
+def _select_rows(chunk: JointChunk, rows: np.ndarray) -> JointChunk:
+    qd = None if chunk.qd is None else chunk.qd[rows]
+    return JointChunk(chunk.names, chunk.t[rows], chunk.q[rows], qd, chunk.effort[rows])
 
 
 def to_model_space(chunk: JointChunk, model: RobotModel) -> ModelChunk:
@@ -227,16 +234,22 @@ def analyze(
         raise RecordingError(f"no joint of the model is in the recording (recorded: {first.names[:10]})")
 
     def model_chunks() -> Iterator[ModelChunk]:
-        yield to_model_space(first, model)
-        for chunk in chunks:
-            yield to_model_space(chunk, model)
+        latest = -np.inf
+        for chunk in itertools.chain([first], chunks):
+            in_order = chunk.t >= latest  # stamps that go back across a chunk boundary are dropped
+            analysis.out_of_order += int((~in_order).sum())
+            if in_order.any():
+                latest = chunk.t[in_order][-1]
+                yield to_model_space(_select_rows(chunk, in_order), model)
 
     if csv_file is not None:
         csv_file.write(_csv_header(model.joint_names).encode())
     for extended, core in with_context(model_chunks(), window / 2):
         qd_estimate, qdd_all = local_polynomial_derivatives(extended.t, extended.q, window, order)
         qdd = qdd_all[core]
-        qd = extended.qd[core] if extended.qd is not None and velocities == "recorded" else qd_estimate[core]
+        qd = qd_estimate[core]
+        if extended.qd is not None and velocities == "recorded":  # recorded where recorded
+            qd = np.where(np.isnan(extended.qd[core]), qd, extended.qd[core])
         t, q, measured = extended.t[core], extended.q[core], extended.effort[core]
         usable = np.isfinite(qdd).all(axis=1) & np.isfinite(qd).all(axis=1) & np.isfinite(q).all(axis=1)
         analysis.underived += int((~usable).sum())
@@ -283,6 +296,8 @@ def summary_table(analysis: Analysis) -> str:
         lines.append(f"model joints not in the recording (q = 0 used): {analysis.missing_in_recording}")
     if analysis.not_in_model:
         lines.append(f"recorded joints that are not independent joints of the model (ignored): {analysis.not_in_model}")
+    if analysis.out_of_order:
+        lines.append(f"{analysis.out_of_order} samples skipped: their stamps went back in time")
     if analysis.underived:
         lines.append(f"{analysis.underived} samples skipped: too few neighbours within the window to differentiate")
     return "\n".join(lines)

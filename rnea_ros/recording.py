@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import struct
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,8 +203,8 @@ class _Merger:
         chunks = []
         for layout, block, receive_ns in groups:
             t = self._times(block, receive_ns)
-            chunks.append((t, list(layout.names), block))
-        chunks.sort(key=lambda c: c[0][0] if len(c[0]) else 0.0)
+            order = np.argsort(t, kind="stable")
+            chunks.append((t[order], list(layout.names), {key: values[order] for key, values in block.items()}))
         main_t, names, main_block = self._times(main[1], main[2]), list(main[0].names), main[1]
         if len(groups) == 1 and names == self.names:
             yield self._chunk(main_t, main_block)
@@ -301,11 +302,14 @@ def read_csv(path: Path, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
         f.readline()
         while True:
             try:
-                data = np.loadtxt(f, delimiter=",", max_rows=chunk, ndmin=2)
+                with warnings.catch_warnings():  # the read after the last full chunk finds no data
+                    warnings.filterwarnings("ignore", "loadtxt: input contained no data")
+                    data = np.loadtxt(f, delimiter=",", max_rows=chunk, ndmin=2)
             except ValueError as error:
                 raise RecordingError(f"{path}: bad CSV row: {error}") from error
             if data.size == 0:
                 return
+            data = data[np.argsort(data[:, 0], kind="stable")]
             yield JointChunk(
                 names, data[:, 0], data[:, q_cols], data[:, qd_cols] if has_velocity else None, data[:, e_cols]
             )
