@@ -137,6 +137,8 @@ QUATERNION_TOLERANCE = 1e-3
 def unit_quaternion(x: float, y: float, z: float, w: float, what: str) -> np.ndarray:
     """[x, y, z, w] normalised; refused when far from unit norm (a zero or garbage quaternion)."""
     quaternion = finite_array([x, y, z, w], what)
+    if np.abs(quaternion).max() > 2.0:  # no unit quaternion has such a component (and no overflow below)
+        raise InvalidMessageError("bad_quaternion", f"{what} {quaternion.tolist()} is not a unit quaternion")
     norm = float(np.linalg.norm(quaternion))
     if abs(norm - 1.0) > QUATERNION_TOLERANCE:
         raise InvalidMessageError("bad_quaternion", f"{what} has norm {norm:.4g}, not 1")
