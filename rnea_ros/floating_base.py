@@ -15,9 +15,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rnea_ros import rnea as kernel
+from rnea_ros.messages import matrix_quaternion
 from rnea_ros.model import RobotModel
 
 BASE_DOFS = 6
+
+
+@dataclass(frozen=True)
+class ImuReading:
+    """An IMU's orientation in the world and angular velocity in its own frame, on link ``link``."""
+
+    R_world_imu: np.ndarray
+    omega_imu: np.ndarray
+    link: str
+    received: float  # time.monotonic()
 
 
 @dataclass(frozen=True)
@@ -57,3 +69,43 @@ class ContactLinks:
 
     def wrenches(self, f: np.ndarray) -> dict[str, np.ndarray]:
         return {link: f[6 * k : 6 * k + 6] for k, link in enumerate(self.links)}
+
+
+def link_in_base(model: RobotModel, link: str, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R_base_link, ω_rel): the rotation of ``link`` in the base frame and its angular velocity
+    relative to the base, in the base frame, at the full state (q, qd) (base entries unused).
+    Walks the tree from the link's body up to the base, then composes the joints back down."""
+    frame = model.tree.link_frames[link]
+    joints, bodies = model.tree.joints, model.tree.bodies
+    chain, i = [], frame.body
+    while i > 0:
+        chain.append(i)
+        i = joints[i, kernel.PARENT]
+    if i != 0:
+        raise ValueError(f"link '{link}' is not carried by the floating base")
+    R, omega = np.eye(3), np.zeros(3)
+    for i in reversed(chain):
+        R = R @ bodies[i, kernel.TREE_R : kernel.TREE_R + 9].reshape(3, 3)
+        if joints[i, kernel.JTYPE] == kernel.REVOLUTE:
+            axis = bodies[i, kernel.AXIS : kernel.AXIS + 3]
+            mult, offset = bodies[i, kernel.MULT], bodies[i, kernel.OFFSET]
+            R = R @ _axis_angle(axis, mult * q[joints[i, kernel.Q_INDEX]] + offset)
+            omega = omega + R @ axis * (mult * qd[joints[i, kernel.V_INDEX]])
+    return R @ frame.R, omega
+
+
+def base_state_from_imu(
+    reading: ImuReading, R_base_imu: np.ndarray, omega_rel: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(q_base, v_base) from an IMU reading: R_world_base = R_world_imu R_base_imuᵀ and
+    ω_base = R_base_imu ω_imu − ω_rel; position and linear velocity zero (an IMU measures neither)."""
+    R_world_base = reading.R_world_imu @ R_base_imu.T
+    omega_base = R_base_imu @ reading.omega_imu - omega_rel
+    return np.concatenate([np.zeros(3), matrix_quaternion(R_world_base)]), np.concatenate([np.zeros(3), omega_base])
+
+
+def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues)."""
+    x, y, z = axis
+    K = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)

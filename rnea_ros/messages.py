@@ -194,22 +194,13 @@ def odometry_base_state(msg, base_link: str) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([position, quaternion]), twist
 
 
-def imu_base_state(msg, R_base_imu: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """(q_base, v_base) from a sensor_msgs/Imu on a link rigidly attached to the base (rotation
-    R_base_imu of the IMU frame in the base frame; None: the frame is not such a link):
-    orientation and angular velocity moved to the base; position and linear velocity zero
-    (an IMU measures neither)."""
-    if R_base_imu is None:
-        raise InvalidMessageError(
-            "imu_frame", f"frame '{msg.header.frame_id}' is not a link rigidly attached to the robot's root link"
-        )
+def imu_reading(msg) -> tuple[np.ndarray, np.ndarray]:
+    """(R_world_imu, ω_imu in the IMU frame) of a sensor_msgs/Imu that carries an orientation."""
     if msg.orientation_covariance[0] == -1.0:
         raise InvalidMessageError("imu_without_orientation", "imu message has no orientation (covariance[0] = -1)")
     o, w = msg.orientation, msg.angular_velocity
     R_world_imu = quaternion_matrix(unit_quaternion(o.x, o.y, o.z, o.w, "imu orientation"))
-    omega_imu = finite_array([w.x, w.y, w.z], "imu angular velocity")
-    quaternion = matrix_quaternion(R_world_imu @ R_base_imu.T)
-    return np.concatenate([np.zeros(3), quaternion]), np.concatenate([np.zeros(3), R_base_imu @ omega_imu])
+    return R_world_imu, finite_array([w.x, w.y, w.z], "imu angular velocity")
 
 
 def base_acceleration(classical: np.ndarray, base_twist: np.ndarray) -> np.ndarray:

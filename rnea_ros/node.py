@@ -32,7 +32,14 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.dedicated_subscription import DedicatedSubscription
-from rnea_ros.floating_base import BASE_DOFS, BaseState, ContactLinks
+from rnea_ros.floating_base import (
+    BASE_DOFS,
+    BaseState,
+    ContactLinks,
+    ImuReading,
+    base_state_from_imu,
+    link_in_base,
+)
 from rnea_ros.messages import (
     InvalidMessageError,
     NameMatcher,
@@ -40,7 +47,7 @@ from rnea_ros.messages import (
     base_acceleration,
     desired_point,
     finite_array,
-    imu_base_state,
+    imu_reading,
     joint_state_arrays,
     odometry_base_state,
     stamp_seconds,
@@ -84,9 +91,8 @@ class LiveModel:
         except ValueError as error:
             raise ConfigurationError(str(error)) from error
         self.odometry: BaseState | None = None
-        self.imu: BaseState | None = None
+        self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
-        self.imu_rotations: dict[str, np.ndarray | None] = {}  # IMU link -> R_base_imu (None: not on the base)
         self.q, self.qd = np.zeros(n), np.zeros(n)
         self.zeros = np.zeros(n)
         self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
@@ -109,14 +115,9 @@ class LiveModel:
         if self.contacts is not None:
             self.contacts.jacobian_transpose(q0)
 
-    def imu_rotation(self, link: str) -> np.ndarray | None:
-        """R_base_imu of an IMU link rigidly attached to the base; None for any other link."""
-        if link not in self.links:
-            return None
-        if link not in self.imu_rotations:
-            frame = self.model.tree.link_frames[link]
-            self.imu_rotations[link] = frame.R if frame.body == 0 else None
-        return self.imu_rotations[link]
+    def on_the_base_tree(self, link: str) -> bool:
+        """Whether ``link`` moves with the floating base (every link but those fixed to a world link)."""
+        return link in self.links and self.model.tree.link_frames[link].body >= 0
 
     def stale_joints(self, timeout: float) -> list[str]:
         return [self.model.joint_names[j] for j in np.flatnonzero(self.newest_stamp - self.stamp > timeout)]
@@ -385,11 +386,15 @@ class RneaNode(Node):
     def _on_imu(self, msg: Imu) -> None:
         if (live := self._floating_live("imu")) is None:
             return
+        link = msg.header.frame_id
+        if not live.on_the_base_tree(link):
+            rejection = InvalidMessageError("imu_frame", f"frame '{link}' is not a link of the robot")
+            return self._reject(rejection, "imu")
         try:
-            q, v = imu_base_state(msg, live.imu_rotation(msg.header.frame_id))
+            R_world_imu, omega_imu = imu_reading(msg)
         except InvalidMessageError as rejection:
             return self._reject(rejection, "imu")
-        live.imu = BaseState(q, v, "imu", time.monotonic())
+        live.imu = ImuReading(R_world_imu, omega_imu, link, time.monotonic())
 
     def _on_base_acceleration(self, msg: AccelStamped) -> None:
         if (live := self._floating_live("desired_base_acceleration")) is None:
@@ -408,12 +413,27 @@ class RneaNode(Node):
             return self._reject(rejection, "desired_base_acceleration")
         live.base_acceleration = (classical, time.monotonic())
 
-    def _fresh_base(self, live: LiveModel, now: float) -> BaseState | None:
-        """Odometry when fresh, else the IMU's orientation and rate, else nothing to compute with."""
-        for state in (live.odometry, live.imu):
+    def _base_source(self, live: LiveModel, now: float) -> str | None:
+        """Odometry when fresh, else the IMU, else nothing to compute with."""
+        for name, state in (("base_odometry", live.odometry), ("imu", live.imu)):
             if state is not None and now - state.received <= self.base_timeout:
-                return state
+                return name
         return None
+
+    def _fresh_base(self, live: LiveModel, now: float, q_joints: np.ndarray, qd_joints: np.ndarray) -> BaseState | None:
+        source = self._base_source(live, now)
+        if source == "base_odometry":
+            return live.odometry
+        if source is None:
+            return None
+        # The IMU's link may sit behind joints: its rotation and rate relative to the base come
+        # from the joint state this computation uses.
+        reading = live.imu
+        q, qd = np.zeros(live.model.nq), np.zeros(live.model.nv)
+        q[7:], qd[BASE_DOFS:] = q_joints, qd_joints
+        R_base_imu, omega_rel = link_in_base(live.model, reading.link, q, qd)
+        q_base, v_base = base_state_from_imu(reading, R_base_imu, omega_rel)
+        return BaseState(q_base, v_base, "imu", reading.received)
 
     # --- output --------------------------------------------------------------------------------
     def _inputs_now(self, live: LiveModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict | None]:
@@ -463,10 +483,10 @@ class RneaNode(Node):
         """Joint torques at the base state from odometry or IMU; the base rows of τ are the residual
         wrench, distributed onto contact_links when set."""
         now = time.monotonic()
-        base = self._fresh_base(live, now)
+        q_joints, qd_joints, qdd_joints, wrenches = self._inputs_now(live)
+        base = self._fresh_base(live, now, q_joints, qd_joints)
         if base is None:
             return  # diagnostics say that no base state is fresh
-        q_joints, qd_joints, qdd_joints, wrenches = self._inputs_now(live)
         accel = live.base_acceleration
         fresh_accel = accel is not None and now - accel[1] <= self.acceleration_timeout
         base_qdd = base_acceleration(accel[0], base.v) if fresh_accel else np.zeros(BASE_DOFS)
@@ -584,12 +604,12 @@ class RneaNode(Node):
 
     def _base_notes(self, live: LiveModel, now: float, notes: list[str], values: dict[str, str]) -> int:
         level = DiagnosticStatus.OK
-        base = self._fresh_base(live, now)
-        values["base state source"] = base.source if base else "none"
-        if base is None:
+        source = self._base_source(live, now)
+        values["base state source"] = source or "none"
+        if source is None:
             level = DiagnosticStatus.WARN
             notes.append("no torques: no fresh base_odometry or imu (floating base)")
-        elif base.source == "imu":
+        elif source == "imu":
             notes.append("base from imu: base linear velocity taken as zero")
         accel = live.base_acceleration
         if accel is None or now - accel[1] > self.acceleration_timeout:

@@ -172,6 +172,44 @@ def test_imu_on_a_rotated_link_maps_to_the_base(tmp_path):
         assert process.stop(signal.SIGINT) == 0, process.output()
 
 
+def test_imu_behind_joints_on_a_humanoid(tmp_path):
+    """Talos's IMU sits on the torso, two joints above the base: the node must undo those joints'
+    rotation and rate. The IMU reading is made by Pinocchio's forward kinematics."""
+    process, client = legged(tmp_path, "talos_imu", TALOS, TALOS_URDF)
+    try:
+        reference = PinocchioReference(TALOS_URDF, TALOS)
+        rng = np.random.default_rng(6)
+        n = TALOS.nv - 6
+        base_quat = pin.Quaternion(*rng.normal(size=4)).normalized()
+        q_full = np.concatenate([np.zeros(3), base_quat.coeffs(), rng.uniform(-0.5, 0.5, n)])
+        v_full = np.concatenate([np.zeros(3), rng.normal(size=3), rng.normal(size=n)])  # no linear velocity
+        model, data = reference.model, reference.data
+        pin.forwardKinematics(model, data, reference.q(q_full), reference.v(v_full))
+        pin.updateFramePlacements(model, data)
+        frame = model.getFrameId("imu_link")
+        R_world_imu = data.oMf[frame].rotation
+        omega_imu = pin.getFrameVelocity(model, data, frame, pin.LOCAL).angular
+        msg = Imu()
+        msg.header.frame_id = "imu_link"
+        quat = pin.Quaternion(R_world_imu)
+        msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = quat.x, quat.y, quat.z, quat.w
+        msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = map(float, omega_imu)
+        expected = reference.inverse_dynamics(q_full, v_full, np.zeros(TALOS.nv))
+        answer = None
+        for _ in range(100):
+            client.imu.publish(msg)
+            client.spin_for(0.1)
+            answer = client.answer(q_full[7:], v_full[6:], timeout=0.5)
+            if answer is not None:
+                break
+        assert answer is not None, process.output()
+        np.testing.assert_allclose(answer[0], expected[6:], rtol=1e-9, atol=1e-8)
+        np.testing.assert_allclose(answer[1], expected[:6], rtol=1e-9, atol=1e-8)
+    finally:
+        client.close()
+        assert process.stop(signal.SIGINT) == 0, process.output()
+
+
 def foot_wrenches_in_balance(q: np.ndarray, rng) -> dict[str, np.ndarray]:
     """Random wrenches on three feet and, solved with Pinocchio, the fourth that makes the base
     rows of τ(q, 0, 0) vanish: a static stance the measured wrenches fully explain."""
