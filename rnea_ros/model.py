@@ -229,6 +229,19 @@ def _as_float_array(x, name: str = "input") -> np.ndarray:
         raise ValueError(f"{name}: expected an array of numbers") from error
 
 
+def _c_float_array(x) -> np.ndarray:
+    """C-contiguous float64: the one layout the single-state kernels are called with."""
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def _compiled(dispatcher, *args):
+    """The compiled kernel for these argument types, called without numba's per-call type
+    dispatch (~150 ns of a 1–2 µs call). Callers pass only arrays of exactly these types:
+    the model's own buffers and inputs made C-contiguous float64 by ``_c_float_array``."""
+    dispatcher(*args)  # compiles, or loads from numba's cache
+    return dispatcher.overloads[tuple(numba.typeof(a) for a in args)].entry_point
+
+
 def _rotate_rows(R: np.ndarray, x: np.ndarray) -> np.ndarray:
     """R x for each row x, elementwise so that a batch and its single rows round alike."""
     return x[:, 0:1] * R[:, 0] + x[:, 1:2] * R[:, 1] + x[:, 2:3] * R[:, 2]
@@ -260,6 +273,14 @@ class RobotModel:
         self._work[kernel.WORLD, kernel.A + 3 : kernel.A + 6] = -gravity  # a_0 = -g
         self._no_f_ext = np.zeros((1, nb, 6))
         self._zero_v = np.zeros(self.nv)
+        q0 = np.zeros(self.nq)
+        if self.floating_base:
+            q0[6] = 1.0  # a unit base quaternion
+        tau0 = np.empty(self.nv)
+        self._rnea_1 = _compiled(
+            kernel.rnea, self._joints, self._bodies, q0, tau0, tau0, self._no_f_ext[0], self._work, tau0
+        )
+        self._gravity_1 = _compiled(kernel.gravity, self._joints, self._bodies, q0, self._work, tau0)
 
     @classmethod
     def from_urdf(cls, urdf_xml: str | bytes, *, floating_base: bool = False, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
@@ -275,25 +296,25 @@ class RobotModel:
         ``wrenches`` maps link name → ``[fx, fy, fz, tx, ty, tz]``: the wrench the
         environment applies on the robot, in that link's frame, about its origin.
         """
-        q, qd, qdd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float), np.asarray(qdd, dtype=float)
+        q, qd, qdd = _c_float_array(q), _c_float_array(qd), _c_float_array(qdd)
         f_ext = self._f_ext(wrenches, q) if wrenches else self._no_f_ext
         return self._run(q, qd, qdd, f_ext)
 
     def gravity_torques(self, q) -> np.ndarray:
         """g(q): the torques that hold the robot still against gravity."""
-        q = np.asarray(q, dtype=float)
+        q = _c_float_array(q)
         if q.ndim != 1:
             zero = self._zeros_like(q)
             return self._run(q, zero, zero, self._no_f_ext)
         tau = np.empty(self.nv)
-        status = kernel.gravity(self._joints, self._bodies, q, self._work, tau)
+        status = self._gravity_1(self._joints, self._bodies, q, self._work, tau)
         if status != kernel.OK:
             raise self._input_error(status, q, self._zero_v, self._zero_v)
         return tau
 
     def nonlinear_effects(self, q, qd) -> np.ndarray:
         """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques."""
-        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        q, qd = _c_float_array(q), _c_float_array(qd)
         return self._run(q, qd, self._zeros_like(q), self._no_f_ext)
 
     def _zeros_like(self, q: np.ndarray) -> np.ndarray:
@@ -303,7 +324,7 @@ class RobotModel:
         j, b, work = self._joints, self._bodies, self._work
         if q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:  # the hot path: sizes checked in the kernel
             tau = np.empty(self.nv)
-            status = kernel.rnea(j, b, q, qd, qdd, f_ext[0], work, tau)
+            status = self._rnea_1(j, b, q, qd, qdd, f_ext[0], work, tau)
             if status != kernel.OK:
                 raise self._input_error(status, q, qd, qdd)
             return tau
