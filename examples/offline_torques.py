@@ -29,7 +29,7 @@ def main() -> None:
         cells = " ".join(f"{tau[k, j]:8.3f}/{gravity[k, j]:8.3f}" for j in range(model.nv))
         print(f"{t[k]:5.2f}  {cells}")
     print("cells: feed-forward τ / gravity g(q), N·m (N for the finger)")
-    print(f"{2 * len(t)} inverse-dynamics evaluations in {elapsed * 1e3:.1f} ms (the first call in a process compiles)")
+    print(f"{2 * len(t)} inverse-dynamics evaluations in {elapsed * 1e3:.1f} ms (the first batch call in a process loads the compiled kernel)")
 
 
 if __name__ == "__main__":
