@@ -29,7 +29,9 @@ def main() -> None:
         cells = " ".join(f"{tau[k, j]:8.3f}/{gravity[k, j]:8.3f}" for j in range(model.nv))
         print(f"{t[k]:5.2f}  {cells}")
     print("cells: feed-forward τ / gravity g(q), N·m (N for the finger)")
-    print(f"{2 * len(t)} inverse-dynamics evaluations in {elapsed * 1e3:.1f} ms (the first batch call in a process loads the compiled kernel)")
+    print(
+        f"{2 * len(t)} inverse-dynamics evaluations in {elapsed * 1e3:.1f} ms (first batch call: loads the kernel)"
+    )
 
 
 if __name__ == "__main__":

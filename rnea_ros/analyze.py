@@ -20,6 +20,7 @@ stays bounded for recordings of any length.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import itertools
 import sys
@@ -163,18 +164,26 @@ def to_model_space(chunk: JointChunk, model: RobotModel) -> ModelChunk:
 
 def with_context(chunks: Iterator[ModelChunk], margin: float) -> Iterator[tuple[ModelChunk, slice]]:
     """Each chunk extended by ``margin`` seconds of its neighbours, and the slice of its own rows:
-    the differentiator then sees the same samples as it would on the whole recording."""
+    the differentiator then sees the same samples as it would on the whole recording (however
+    short the chunks; only ``margin`` seconds are kept on either side)."""
+    upcoming: collections.deque[ModelChunk] = collections.deque()
     previous: ModelChunk | None = None
-    current = next(chunks, None)
-    while current is not None:
-        following = next(chunks, None)
+    while True:
+        if not upcoming and (chunk := next(chunks, None)) is not None:
+            upcoming.append(chunk)
+        if not upcoming:
+            return
+        current = upcoming.popleft()
+        while (not upcoming or upcoming[-1].t[-1] <= current.t[-1] + margin) and (
+            chunk := next(chunks, None)
+        ) is not None:
+            upcoming.append(chunk)
         before = _tail(previous, current.t[0] - margin) if previous is not None else None
-        after = _head(following, current.t[-1] + margin) if following is not None else None
+        after = _head(_concat(list(upcoming)), current.t[-1] + margin) if upcoming else None
         parts = [p for p in (before, current, after) if p is not None]
         start = len(before.t) if before is not None else 0
         yield _concat(parts), slice(start, start + len(current.t))
         previous = _concat([before, current]) if before is not None else current
-        current = following
 
 
 def _select(chunk: ModelChunk, rows) -> ModelChunk:
