@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass
 
 import numpy as np
 import rclpy
@@ -32,17 +31,17 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.dedicated_subscription import DedicatedSubscription
+from rnea_ros.diagnostics import InputStats, compute_time_values
 from rnea_ros.floating_base import (
     BASE_DOFS,
     BaseState,
-    ContactLinks,
     ImuReading,
     base_state_from_imu,
     link_in_base,
 )
+from rnea_ros.live_model import ConfigurationError, Desired, LiveModel
 from rnea_ros.messages import (
     InvalidMessageError,
-    NameMatcher,
     as_float64_array,
     base_acceleration,
     desired_point,
@@ -62,102 +61,6 @@ COMPUTE_TIME_WINDOW = 10_000
 # 25 ms at 2 kHz: a scheduling hiccup or a model rebuild delays messages instead of dropping them
 # (a late feed-forward is harmless: controllers keep the newest command).
 JOINT_STATES_DEPTH = 50
-
-
-class ConfigurationError(ValueError):
-    """``command_joints`` or ``contact_links`` name a joint or link the robot model lacks."""
-
-
-class LiveModel:
-    """One robot model with everything that must change together with it: the latest inputs
-    merged per joint, the name lookup and the reusable output messages. Swapped whole on reload,
-    so an output is never computed from a mix of two models."""
-
-    def __init__(self, model: RobotModel, command_joints: list[str], contact_links: list[str]) -> None:
-        self.model = model
-        index = {name: k for k, name in enumerate(model.joint_names)}
-        missing = [name for name in command_joints if name not in index]
-        if missing:
-            raise ConfigurationError(f"command_joints names joints the robot model lacks: {missing}")
-        self.matcher = NameMatcher(index)
-        self.links = frozenset(model.link_names)
-        self.command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
-        # q, qd, ... below are the joints' part; a floating base adds its own state in front.
-        self.floating = model.floating_base
-        self.base_dofs = BASE_DOFS if self.floating else 0
-        self.n = n = model.nv - self.base_dofs
-        try:
-            self.contacts = ContactLinks(model, contact_links) if self.floating and contact_links else None
-        except ValueError as error:
-            raise ConfigurationError(str(error)) from error
-        self.odometry: BaseState | None = None
-        self.imu: ImuReading | None = None
-        self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
-        self.q, self.qd = np.zeros(n), np.zeros(n)
-        self.zeros = np.zeros(n)
-        self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
-        self.newest_stamp = -math.inf
-        # Written by the executor thread, read by the joint_states thread: each is replaced
-        # whole by one assignment (atomic), never changed in place.
-        self.desired: Desired | None = None
-        self.wrenches: dict[str, tuple[np.ndarray, float]] = {}  # link -> (wrench, receive time)
-        self.efforts_msg = JointState(name=list(model.joint_names))
-        self.gravity_msg = JointState(name=list(model.joint_names))
-        self.commands_msg = Float64MultiArray()
-        self.residual_msg = WrenchStamped()
-        self.residual_msg.header.frame_id = model.base_link or ""
-        # Warm both kernel entry points (loaded from numba's cache) before any message arrives.
-        q0 = np.zeros(model.nq)
-        if self.floating:
-            q0[6] = 1.0  # a unit base quaternion
-        self.model.inverse_dynamics(q0, np.zeros(model.nv), np.zeros(model.nv))
-        self.model.gravity_torques(q0)
-        if self.contacts is not None:
-            self.contacts.jacobian_transpose(q0)
-
-    def on_the_base_tree(self, link: str) -> bool:
-        """Whether ``link`` moves with the floating base (every link but those fixed to a world link)."""
-        return link in self.links and self.model.tree.link_frames[link].body >= 0
-
-    def stale_joints(self, timeout: float) -> list[str]:
-        return [self.model.joint_names[j] for j in np.flatnonzero(self.newest_stamp - self.stamp > timeout)]
-
-
-@dataclass(frozen=True)
-class Desired:
-    """The latest desired_accelerations point, in model order (q, qd: None without a state; NaN: not named)."""
-
-    qdd: np.ndarray
-    q: np.ndarray | None
-    qd: np.ndarray | None
-    received: float  # time.monotonic()
-
-
-class InputStats:
-    """Receive counts and times per input, for the rates and ages in the diagnostics."""
-
-    def __init__(self) -> None:
-        self.count: Counter[str] = Counter()
-        self.last: dict[str, float] = {}
-        self._count_at_report: Counter[str] = Counter()
-        self._report_time = time.monotonic()
-
-    def received(self, name: str) -> None:
-        self.count[name] += 1
-        self.last[name] = time.monotonic()
-
-    def report(self) -> dict[str, str]:
-        now = time.monotonic()
-        period = max(now - self._report_time, 1e-9)
-        values = {}
-        for name in sorted(self.count):
-            rate = (self.count[name] - self._count_at_report[name]) / period
-            values[f"{name} rate [Hz]"] = f"{rate:.1f}"
-            values[f"{name} age [s]"] = f"{now - self.last[name]:.3f}"
-            values[f"{name} total"] = str(self.count[name])
-        self._count_at_report = self.count.copy()
-        self._report_time = now
-        return values
 
 
 class RneaNode(Node):
@@ -546,7 +449,7 @@ class RneaNode(Node):
             level = DiagnosticStatus.ERROR
         values = {"model joints": str(live.n if live else 0), "published": str(self.published)}
         values.update(self.inputs.report())
-        values.update(self._compute_time_values())
+        values.update(compute_time_values(list(self.compute_times)))  # a snapshot: the deque grows on another thread
         if live is not None:
             level = max(level, self._input_notes(live, notes, values))
         with self._rejected_lock:
@@ -567,16 +470,6 @@ class RneaNode(Node):
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()
         self.pub_diagnostics.publish(array)
-
-    def _compute_time_values(self) -> dict[str, str]:
-        if not self.compute_times:
-            return {}
-        times = np.array(self.compute_times) * 1e6
-        return {
-            "compute time p50 [us]": f"{np.percentile(times, 50):.1f}",
-            "compute time p99 [us]": f"{np.percentile(times, 99):.1f}",
-            "compute time max [us]": f"{times.max():.1f}",
-        }
 
     def _input_notes(self, live: LiveModel, notes: list[str], values: dict[str, str]) -> int:
         level = DiagnosticStatus.OK
