@@ -5,8 +5,8 @@ forces by −J_cᵀ f_c. With the base rows of τ = ID(q, q̇, q̈, measured wre
 the base residual r (the wrench the base would still need), the contact wrenches of the
 links assumed in contact are the minimum-norm f with J_c,baseᵀ f = r; the published
 torques are τ − J_cᵀ f, whose base rows are then ~0. Friction cones and unilaterality are
-not modelled. J_cᵀ comes from the inverse dynamics itself: J_cᵀ e_i = g(q) − ID(q, 0, 0, e_i)
-for each unit wrench e_i, one batch call.
+not modelled. J_cᵀ comes from the inverse dynamics itself
+(``RobotModel.wrench_jacobian_transpose``).
 """
 
 from __future__ import annotations
@@ -50,22 +50,22 @@ class ContactLinks:
         if unknown:
             raise ValueError(f"contact_links names links the robot model lacks: {unknown}")
         self.model, self.links = model, list(links)
-        n = BASE_DOFS * len(links)
-        self._zeros = np.zeros((n, model.nv))
-        self._unit_wrenches = {link: np.zeros((n, 6)) for link in links}
-        for i in range(n):
-            self._unit_wrenches[links[i // 6]][i, i % 6] = 1.0
 
     def jacobian_transpose(self, q: np.ndarray) -> np.ndarray:
         """J_cᵀ (nv, 6·links): column i maps unit contact wrench i (link frame, about its origin) to τ."""
-        n = len(self._zeros)
-        tau = self.model.inverse_dynamics(np.tile(q, (n, 1)), self._zeros, self._zeros, self._unit_wrenches)
-        return (self.model.gravity_torques(q) - tau).T
+        return self.model.wrench_jacobian_transpose(q, self.links)
 
     @staticmethod
     def distribute(JT: np.ndarray, base_wrench: np.ndarray) -> np.ndarray:
-        """Minimum-norm contact wrenches f with J_c,baseᵀ f = base_wrench."""
-        return np.linalg.lstsq(JT[:BASE_DOFS], base_wrench, rcond=None)[0]
+        """Minimum-norm contact wrenches f with J_c,baseᵀ f = base_wrench: f = Aᵀ (A Aᵀ)⁻¹ r.
+
+        A = J_c,baseᵀ has full row rank as soon as one link is in contact (a full wrench on a
+        link reaches every base direction), so A Aᵀ is invertible."""
+        A = JT[:BASE_DOFS]
+        try:
+            return A.T @ np.linalg.solve(A @ A.T, base_wrench)
+        except np.linalg.LinAlgError:
+            return np.linalg.lstsq(A, base_wrench, rcond=None)[0]
 
     def wrenches(self, f: np.ndarray) -> dict[str, np.ndarray]:
         return {link: f[6 * k : 6 * k + 6] for k, link in enumerate(self.links)}

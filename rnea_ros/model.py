@@ -273,6 +273,7 @@ class RobotModel:
         self._work[kernel.WORLD, kernel.A + 3 : kernel.A + 6] = -gravity  # a_0 = -g
         self._no_f_ext = np.zeros((1, nb, 6))
         self._zero_v = np.zeros(self.nv)
+        self._unit_wrench_cache: dict[str, list[np.ndarray]] = {}
         q0 = np.zeros(self.nq)
         if self.floating_base:
             q0[6] = 1.0  # a unit base quaternion
@@ -316,6 +317,34 @@ class RobotModel:
         """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques."""
         q, qd = _c_float_array(q), _c_float_array(qd)
         return self._run(q, qd, self._zeros_like(q), self._no_f_ext)
+
+    def wrench_jacobian_transpose(self, q, links: list[str]) -> np.ndarray:
+        """Jᵀ of wrenches on ``links`` at the single state q: (nv, 6·len(links)).
+
+        Column 6k + i is what a unit wrench component i ([fx, fy, fz, tx, ty, tz], in the
+        frame of links[k], about its origin) does to the generalized forces, so that
+        ``inverse_dynamics(q, qd, qdd, {link: w})`` = ``inverse_dynamics(q, qd, qdd)`` − Jᵀ w.
+        Computed with the kernel itself: Jᵀ e = g(q) − ID(q, 0, 0, e).
+        """
+        q = _c_float_array(q)
+        g = self.gravity_torques(q)
+        JT = np.empty((self.nv, 6 * len(links)))
+        tau = np.empty(self.nv)
+        for k, link in enumerate(links):
+            for i, f_ext in enumerate(self._unit_wrenches(link)):
+                status = self._rnea_1(self._joints, self._bodies, q, self._zero_v, self._zero_v, f_ext, self._work, tau)
+                if status != kernel.OK:
+                    raise self._input_error(status, q, self._zero_v, self._zero_v)
+                JT[:, 6 * k + i] = g - tau
+        return JT
+
+    def _unit_wrenches(self, link: str) -> list[np.ndarray]:
+        """The six unit wrenches on ``link`` as kernel f_ext arrays (they do not depend on q)."""
+        cached = self._unit_wrench_cache.get(link)
+        if cached is None:
+            cached = [self._f_ext({link: e}, self._zero_v)[0] for e in np.eye(6)]
+            self._unit_wrench_cache[link] = cached
+        return cached
 
     def _zeros_like(self, q: np.ndarray) -> np.ndarray:
         return self._zero_v if q.ndim == 1 else np.zeros((len(q), self.nv))

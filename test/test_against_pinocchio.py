@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from reference import EXAMPLE_ARM, PinocchioReference, assert_close, random_state, robot_urdf
 
@@ -72,3 +73,29 @@ def test_mimic_joints_are_coupled_not_independent():
 def test_humanoid_size():
     model = RobotModel.from_urdf(ROBOTS["talos_humanoid"][0], floating_base=True)
     assert model.nv - 6 >= 40
+
+
+@pytest.mark.parametrize(
+    "path, floating, links",
+    [
+        ("anymal_b_simple_description/robots/anymal.urdf", True, ["LF_FOOT", "RH_FOOT", "imu_link"]),
+        ("talos_data/robots/talos_reduced.urdf", True, ["left_sole_link", "right_sole_link"]),
+    ],
+)
+def test_wrench_jacobian_transpose_is_pinocchios_frame_jacobian(path, floating, links):
+    """Column 6k+i: a unit wrench [f, τ] in link k's frame mapped to generalized forces, i.e. the
+    transpose of Pinocchio's LOCAL frame Jacobian ([v; ω] rows) in our coordinate order."""
+    urdf = robot_urdf(path, strip_mimic=True)
+    model = RobotModel.from_urdf(urdf, floating_base=floating)
+    reference = PinocchioReference(urdf, model)
+    q, _, _ = random_state(model, np.random.default_rng(7))
+    JT = model.wrench_jacobian_transpose(q, links)
+    pin_q = reference.q(q)
+    pin.computeJointJacobians(reference.model, reference.data, pin_q)
+    pin.framesForwardKinematics(reference.model, reference.data, pin_q)
+    for k, link in enumerate(links):
+        J = pin.getFrameJacobian(
+            reference.model, reference.data, reference.model.getFrameId(link), pin.ReferenceFrame.LOCAL
+        )
+        for i in range(6):
+            assert_close(JT[:, 6 * k + i], reference.tau_to_ours(J.T[:, i]))
