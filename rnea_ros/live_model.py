@@ -37,8 +37,7 @@ class LiveModel:
         self.command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
         # q, qd, ... below are the joints' part; a floating base adds its own state in front.
         self.floating = model.floating_base
-        self.base_dofs = BASE_DOFS if self.floating else 0
-        self.n = n = model.nv - self.base_dofs
+        self.n = n = model.nv - (BASE_DOFS if self.floating else 0)
         try:
             self.contacts = ContactLinks(model, contact_links) if self.floating and contact_links else None
         except ValueError as error:
@@ -59,14 +58,10 @@ class LiveModel:
         self.commands_msg = Float64MultiArray()
         self.residual_msg = WrenchStamped()
         self.residual_msg.header.frame_id = model.base_link or ""
-        # Warm both kernel entry points (loaded from numba's cache) before any message arrives.
-        q0 = np.zeros(model.nq)
-        if self.floating:
-            q0[6] = 1.0  # a unit base quaternion
-        self.model.inverse_dynamics(q0, np.zeros(model.nv), np.zeros(model.nv))
-        self.model.gravity_torques(q0)
+        # RobotModel has loaded its kernels; the contact Jacobian's unit wrenches are cached here,
+        # before any message arrives.
         if self.contacts is not None:
-            self.contacts.jacobian_transpose(q0)
+            self.contacts.jacobian_transpose(model.neutral_configuration())
 
     def on_the_base_tree(self, link: str) -> bool:
         """Whether ``link`` moves with the floating base (every link but those fixed to a world link)."""

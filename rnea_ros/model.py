@@ -76,11 +76,10 @@ def build_tree(urdf: URDFTree, floating_base: bool) -> KinematicTree:
         joint = stack.pop()
         tree.add_joint(joint)
         stack.extend(reversed(children[joint.child]))
-    tree.base_link = base_link if floating_base else None
     unreached = [name for name in links if name not in tree.frames]
     if unreached:
         raise ModelError(f"links not connected to the root '{root}' (a cycle?): {unreached[:10]}")
-    return tree.finish(urdf, floating_base)
+    return tree.finish(urdf, floating_base, base_link if floating_base else None)
 
 
 def _parent_joints(urdf: URDFTree, links: Mapping[str, object]) -> dict[str, Joint]:
@@ -118,7 +117,6 @@ class _TreeBuilder:
         self.joint_rows: list[list[int]] = []
         self.body_rows: list[np.ndarray] = []
         self.body_joints: list[Joint | None] = []  # None: the free-flyer base
-        self.base_link: str | None = None
 
     def place_root(self, root: str) -> None:
         self.frames[root] = LinkFrame(-1, np.eye(3), np.zeros(3))
@@ -165,7 +163,7 @@ class _TreeBuilder:
         row[kernel.FIRST_MOMENT : kernel.FIRST_MOMENT + 3] += link.mass * c
         row[kernel.ROT_INERTIA : kernel.ROT_INERTIA + 9] += I_o.ravel()
 
-    def finish(self, urdf: URDFTree, floating_base: bool) -> KinematicTree:
+    def finish(self, urdf: URDFTree, floating_base: bool, base_link: str | None) -> KinematicTree:
         joint_names, nq, nv = self._assign_coordinates(floating_base)
         return KinematicTree(
             joints=np.array(self.joint_rows, dtype=np.int64).reshape(-1, kernel.JOINT_COLUMNS),
@@ -176,7 +174,7 @@ class _TreeBuilder:
             floating_base=floating_base,
             nq=nq,
             nv=nv,
-            base_link=self.base_link,
+            base_link=base_link,
         )
 
     def _assign_coordinates(self, floating_base: bool) -> tuple[list[str], int, int]:
@@ -274,10 +272,7 @@ class RobotModel:
         self._no_f_ext = np.zeros((1, nb, 6))
         self._zero_v = np.zeros(self.nv)
         self._unit_wrench_cache: dict[str, list[np.ndarray]] = {}
-        q0 = np.zeros(self.nq)
-        if self.floating_base:
-            q0[6] = 1.0  # a unit base quaternion
-        tau0 = np.empty(self.nv)
+        q0, tau0 = self.neutral_configuration(), np.empty(self.nv)
         self._rnea_1 = _compiled(
             kernel.rnea, self._joints, self._bodies, q0, tau0, tau0, self._no_f_ext[0], self._work, tau0
         )
@@ -286,6 +281,13 @@ class RobotModel:
     @classmethod
     def from_urdf(cls, urdf_xml: str | bytes, *, floating_base: bool = False, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
         return cls(build_tree(parse_urdf(urdf_xml), floating_base), gravity)
+
+    def neutral_configuration(self) -> np.ndarray:
+        """q with every joint at zero and, on a floating base, the base at the origin, unrotated."""
+        q = np.zeros(self.nq)
+        if self.floating_base:
+            q[6] = 1.0  # the unit quaternion's w
+        return q
 
     @property
     def num_bodies(self) -> int:
@@ -329,20 +331,16 @@ class RobotModel:
         q = _c_float_array(q)
         g = self.gravity_torques(q)
         JT = np.empty((self.nv, 6 * len(links)))
-        tau = np.empty(self.nv)
         for k, link in enumerate(links):
             for i, f_ext in enumerate(self._unit_wrenches(link)):
-                status = self._rnea_1(self._joints, self._bodies, q, self._zero_v, self._zero_v, f_ext, self._work, tau)
-                if status != kernel.OK:
-                    raise self._input_error(status, q, self._zero_v, self._zero_v)
-                JT[:, 6 * k + i] = g - tau
+                JT[:, 6 * k + i] = g - self._run(q, self._zero_v, self._zero_v, f_ext)
         return JT
 
     def _unit_wrenches(self, link: str) -> list[np.ndarray]:
         """The six unit wrenches on ``link`` as kernel f_ext arrays (they do not depend on q)."""
         cached = self._unit_wrench_cache.get(link)
         if cached is None:
-            cached = [self._f_ext({link: e}, self._zero_v)[0] for e in np.eye(6)]
+            cached = [self._f_ext({link: e}, self._zero_v) for e in np.eye(6)]
             self._unit_wrench_cache[link] = cached
         return cached
 
