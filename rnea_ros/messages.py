@@ -117,10 +117,21 @@ def desired_point(
     return qdd, q, qd
 
 
+def _vector6(first, second, what: str) -> np.ndarray:
+    """Two geometry_msgs/Vector3 as one finite 6-vector."""
+    return finite_array([first.x, first.y, first.z, second.x, second.y, second.z], what)
+
+
 def wrench_array(msg: WrenchStamped) -> np.ndarray:
     """[fx, fy, fz, tx, ty, tz] of a WrenchStamped."""
-    f, t = msg.wrench.force, msg.wrench.torque
-    return finite_array([f.x, f.y, f.z, t.x, t.y, t.z], "wrench")
+    return _vector6(msg.wrench.force, msg.wrench.torque, "wrench")
+
+
+def base_acceleration_array(msg, base_link: str) -> np.ndarray:
+    """[a, α] of a geometry_msgs/AccelStamped, which must be in the root link frame (or say none)."""
+    if msg.header.frame_id not in ("", base_link):
+        raise InvalidMessageError("wrong_frame", f"frame '{msg.header.frame_id}' is not the root link '{base_link}'")
+    return _vector6(msg.accel.linear, msg.accel.angular, "desired_base_acceleration")
 
 
 def as_float64_array(x: np.ndarray) -> array.array:
@@ -187,10 +198,9 @@ def odometry_base_state(msg, base_link: str) -> tuple[np.ndarray, np.ndarray]:
             f"robot's root link '{base_link}'",
         )
     p, o = msg.pose.pose.position, msg.pose.pose.orientation
-    v, w = msg.twist.twist.linear, msg.twist.twist.angular
     position = finite_array([p.x, p.y, p.z], "base_odometry position")
     quaternion = unit_quaternion(o.x, o.y, o.z, o.w, "base_odometry orientation")
-    twist = finite_array([v.x, v.y, v.z, w.x, w.y, w.z], "base_odometry twist")
+    twist = _vector6(msg.twist.twist.linear, msg.twist.twist.angular, "base_odometry twist")
     return np.concatenate([position, quaternion]), twist
 
 

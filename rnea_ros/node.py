@@ -11,6 +11,7 @@ in place. See the README for the interface.
 
 from __future__ import annotations
 
+import array
 import math
 import sys
 import threading
@@ -44,8 +45,8 @@ from rnea_ros.messages import (
     InvalidMessageError,
     as_float64_array,
     base_acceleration,
+    base_acceleration_array,
     desired_point,
-    finite_array,
     imu_reading,
     joint_state_arrays,
     odometry_base_state,
@@ -302,16 +303,8 @@ class RneaNode(Node):
     def _on_base_acceleration(self, msg: AccelStamped) -> None:
         if (live := self._floating_live("desired_base_acceleration")) is None:
             return
-        if msg.header.frame_id not in ("", live.model.base_link):
-            return self._reject(
-                InvalidMessageError(
-                    "wrong_frame", f"frame '{msg.header.frame_id}' is not the root link '{live.model.base_link}'"
-                ),
-                "desired_base_acceleration",
-            )
         try:
-            a, alpha = msg.accel.linear, msg.accel.angular
-            classical = finite_array([a.x, a.y, a.z, alpha.x, alpha.y, alpha.z], "desired_base_acceleration")
+            classical = base_acceleration_array(msg, live.model.base_link)
         except InvalidMessageError as rejection:
             return self._reject(rejection, "desired_base_acceleration")
         live.base_acceleration = (classical, time.monotonic())
@@ -369,18 +362,26 @@ class RneaNode(Node):
                 InvalidMessageError("compute_error", f"inverse dynamics refused the inputs: {error}"), "output"
             )
         self.compute_times.append(time.perf_counter() - start)
-        # effort_commands first: it is what a controller waits for.
-        commands, efforts, gravity_msg = live.commands_msg, live.efforts_msg, live.gravity_msg
+        position = self._publish_efforts(live, header, q, qd, tau)
+        self._publish_gravity(live, header, position, live.model.gravity_torques(q))  # after: off the efforts' path
+        self.published += 1
+
+    def _publish_efforts(self, live: LiveModel, header, q, qd, tau) -> array.array:
+        """effort_commands (first: it is what a controller waits for), then feedforward_efforts; all
+        arrays are the joints' part. Returns the positions, for gravity_torques."""
+        commands, efforts = live.commands_msg, live.efforts_msg
         commands.data = as_float64_array(tau[live.command_order])
         self.pub_commands.publish(commands)
         position = as_float64_array(q)
         efforts.header, efforts.position = header, position
         efforts.velocity, efforts.effort = as_float64_array(qd), as_float64_array(tau)
         self.pub_efforts.publish(efforts)
-        gravity_msg.header, gravity_msg.position = header, position
-        gravity_msg.effort = as_float64_array(live.model.gravity_torques(q))
-        self.pub_gravity.publish(gravity_msg)
-        self.published += 1
+        return position
+
+    def _publish_gravity(self, live: LiveModel, header, position: array.array, gravity: np.ndarray) -> None:
+        msg = live.gravity_msg
+        msg.header, msg.position, msg.effort = header, position, as_float64_array(gravity)
+        self.pub_gravity.publish(msg)
 
     def _compute_and_publish_floating(self, live: LiveModel, header) -> None:
         """Joint torques at the base state from odometry or IMU; the base rows of τ are the residual
@@ -413,19 +414,8 @@ class RneaNode(Node):
             )
         self.compute_times.append(time.perf_counter() - start)
         joints = slice(BASE_DOFS, None)
-        commands, efforts, gravity_msg = live.commands_msg, live.efforts_msg, live.gravity_msg
-        commands.data = as_float64_array(tau[joints][live.command_order])
-        self.pub_commands.publish(commands)
-        position = as_float64_array(q_joints)
-        efforts.header, efforts.position = header, position
-        efforts.velocity, efforts.effort = as_float64_array(qd_joints), as_float64_array(tau[joints])
-        self.pub_efforts.publish(efforts)
-        gravity_msg.header, gravity_msg.position, gravity_msg.effort = (
-            header,
-            position,
-            as_float64_array(gravity[joints]),
-        )
-        self.pub_gravity.publish(gravity_msg)
+        position = self._publish_efforts(live, header, q_joints, qd_joints, tau[joints])
+        self._publish_gravity(live, header, position, gravity[joints])
         self._publish_wrench(self.pub_residual, live.residual_msg, header, tau[:BASE_DOFS])
         self.residual_norm = float(np.linalg.norm(tau[:BASE_DOFS]))
         for link, wrench in (contact_wrenches or {}).items():
