@@ -18,6 +18,7 @@ import numpy as np
 from rnea_ros import rnea as kernel
 from rnea_ros.messages import matrix_quaternion
 from rnea_ros.model import RobotModel
+from rnea_ros.spatial import axis_angle
 
 BASE_DOFS = 6
 
@@ -89,7 +90,8 @@ def link_in_base(model: RobotModel, link: str, q: np.ndarray, qd: np.ndarray) ->
         if joints[i, kernel.JTYPE] == kernel.REVOLUTE:
             axis = bodies[i, kernel.AXIS : kernel.AXIS + 3]
             mult, offset = bodies[i, kernel.MULT], bodies[i, kernel.OFFSET]
-            R = R @ _axis_angle(axis, mult * q[joints[i, kernel.Q_INDEX]] + offset)
+            angle = mult * q[joints[i, kernel.Q_INDEX]] + offset
+            R = R @ np.array(axis_angle(axis, angle)).reshape(3, 3)  # the kernel's own jcalc rotation
             omega = omega + R @ axis * (mult * qd[joints[i, kernel.V_INDEX]])
     return R @ frame.R, omega
 
@@ -102,10 +104,3 @@ def base_state_from_imu(
     R_world_base = reading.R_world_imu @ R_base_imu.T
     omega_base = R_base_imu @ reading.omega_imu - omega_rel
     return np.concatenate([np.zeros(3), matrix_quaternion(R_world_base)]), np.concatenate([np.zeros(3), omega_base])
-
-
-def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues)."""
-    x, y, z = axis
-    K = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)

@@ -17,6 +17,8 @@ from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from rnea_ros.spatial import quaternion_to_rotation
+
 MAX_CACHED_NAME_LISTS = 64
 
 
@@ -156,18 +158,6 @@ def unit_quaternion(x: float, y: float, z: float, w: float, what: str) -> np.nda
     return quaternion / norm
 
 
-def quaternion_matrix(quaternion: np.ndarray) -> np.ndarray:
-    """Rotation matrix of a unit quaternion [x, y, z, w]."""
-    x, y, z, w = quaternion
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
 def matrix_quaternion(R: np.ndarray) -> np.ndarray:
     """Unit quaternion [x, y, z, w] of a rotation matrix (Shepperd's method)."""
     trace = R[0, 0] + R[1, 1] + R[2, 2]
@@ -209,7 +199,8 @@ def imu_reading(msg) -> tuple[np.ndarray, np.ndarray]:
     if msg.orientation_covariance[0] == -1.0:
         raise InvalidMessageError("imu_without_orientation", "imu message has no orientation (covariance[0] = -1)")
     o, w = msg.orientation, msg.angular_velocity
-    R_world_imu = quaternion_matrix(unit_quaternion(o.x, o.y, o.z, o.w, "imu orientation"))
+    quaternion = unit_quaternion(o.x, o.y, o.z, o.w, "imu orientation")
+    R_world_imu = np.array(quaternion_to_rotation(*quaternion)).reshape(3, 3)  # the kernel's own formula
     return R_world_imu, finite_array([w.x, w.y, w.z], "imu angular velocity")
 
 
