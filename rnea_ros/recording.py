@@ -197,34 +197,30 @@ class _Merger:
     def add(self, groups) -> Iterator[JointChunk]:
         if not groups:
             return
-        main = max(groups, key=lambda g: (len(g[0].names) > 0, len(g[2]) * len(g[0].names)))
-        if self.names is None:
-            self.names = list(main[0].names)
-        chunks = []
+        chunks = []  # (t, names, block), each sorted by time once
         for layout, block, receive_ns in groups:
             t = self._times(block, receive_ns)
             order = np.argsort(t, kind="stable")
             chunks.append((t[order], list(layout.names), {key: values[order] for key, values in block.items()}))
-        main_t, names, main_block = self._times(main[1], main[2]), list(main[0].names), main[1]
-        if len(groups) == 1 and names == self.names:
+        main_t, main_names, main_block = max(chunks, key=lambda c: (len(c[1]) > 0, len(c[0]) * len(c[1])))
+        if self.names is None:
+            self.names = list(main_names)
+        if len(chunks) == 1 and main_names == self.names:
             yield self._chunk(main_t, main_block)
             return
         yield self._held(main_t, chunks)
 
     def _chunk(self, t: np.ndarray, block: dict) -> JointChunk:
-        order = np.argsort(t, kind="stable")
         n = len(self.names)
-        velocity = block["velocity"][order] if block["velocity"].shape[1] == n else None
-        effort = block["effort"][order] if block["effort"].shape[1] == n else np.full((len(t), n), np.nan)
-        return JointChunk(list(self.names), t[order], block["position"][order], velocity, effort)
+        velocity = block["velocity"] if block["velocity"].shape[1] == n else None
+        effort = block["effort"] if block["effort"].shape[1] == n else np.full((len(t), n), np.nan)
+        return JointChunk(list(self.names), t, block["position"], velocity, effort)
 
-    def _held(self, t_main: np.ndarray, chunks) -> JointChunk:
+    def _held(self, t: np.ndarray, chunks) -> JointChunk:
         for _, names, _ in chunks:
             for name in names:
                 if name not in self.names:
                     self.names.append(name)
-        order = np.argsort(t_main, kind="stable")
-        t = t_main[order]
         n = len(self.names)
         q, qd, effort = (np.full((len(t), n), np.nan) for _ in range(3))
         for j, name in enumerate(self.names):
