@@ -48,16 +48,6 @@ from rnea_ros.urdf import ModelError
 PLOT_POINTS = 20_000
 
 
-@dataclass
-class ModelChunk:
-    """Samples in the model's joint order; joints the recording lacks: q = q̇ = 0, effort NaN."""
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray | None
-    effort: np.ndarray
-
-
 class JointFits:
     """Running sums over the samples of every joint, enough for every figure of the summary.
 
@@ -144,12 +134,8 @@ class Analysis:
     plot: Decimator = field(default_factory=Decimator)
 
 
-def _select_rows(chunk: JointChunk, rows: np.ndarray) -> JointChunk:
-    qd = None if chunk.qd is None else chunk.qd[rows]
-    return JointChunk(chunk.names, chunk.t[rows], chunk.q[rows], qd, chunk.effort[rows])
-
-
-def to_model_space(chunk: JointChunk, model: RobotModel) -> ModelChunk:
+def to_model_space(chunk: JointChunk, model: RobotModel) -> JointChunk:
+    """The chunk in the model's joint order; joints the recording lacks: q = q̇ = 0, effort NaN."""
     n = len(chunk.t)
     q, effort = np.zeros((n, model.nv)), np.full((n, model.nv), np.nan)
     qd = np.zeros((n, model.nv)) if chunk.qd is not None else None
@@ -159,15 +145,15 @@ def to_model_space(chunk: JointChunk, model: RobotModel) -> ModelChunk:
             q[:, j], effort[:, j] = chunk.q[:, k], chunk.effort[:, k]
             if qd is not None:
                 qd[:, j] = chunk.qd[:, k]
-    return ModelChunk(chunk.t, q, qd, effort)
+    return JointChunk(list(model.joint_names), chunk.t, q, qd, effort)
 
 
-def with_context(chunks: Iterator[ModelChunk], margin: float) -> Iterator[tuple[ModelChunk, slice]]:
+def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[JointChunk, slice]]:
     """Each chunk extended by ``margin`` seconds of its neighbours, and the slice of its own rows:
     the differentiator then sees the same samples as it would on the whole recording (however
     short the chunks; only ``margin`` seconds are kept on either side)."""
-    upcoming: collections.deque[ModelChunk] = collections.deque()
-    previous: ModelChunk | None = None
+    upcoming: collections.deque[JointChunk] = collections.deque()
+    previous: JointChunk | None = None
     while True:
         if not upcoming and (chunk := next(chunks, None)) is not None:
             upcoming.append(chunk)
@@ -186,21 +172,23 @@ def with_context(chunks: Iterator[ModelChunk], margin: float) -> Iterator[tuple[
         previous = _concat([before, current]) if before is not None else current
 
 
-def _select(chunk: ModelChunk, rows) -> ModelChunk:
-    return ModelChunk(chunk.t[rows], chunk.q[rows], None if chunk.qd is None else chunk.qd[rows], chunk.effort[rows])
+def _select(chunk: JointChunk, rows) -> JointChunk:
+    qd = None if chunk.qd is None else chunk.qd[rows]
+    return JointChunk(chunk.names, chunk.t[rows], chunk.q[rows], qd, chunk.effort[rows])
 
 
-def _tail(chunk: ModelChunk, since: float) -> ModelChunk:
+def _tail(chunk: JointChunk, since: float) -> JointChunk:
     return _select(chunk, slice(np.searchsorted(chunk.t, since, side="left"), None))
 
 
-def _head(chunk: ModelChunk, until: float) -> ModelChunk:
+def _head(chunk: JointChunk, until: float) -> JointChunk:
     return _select(chunk, slice(0, np.searchsorted(chunk.t, until, side="right")))
 
 
-def _concat(parts: list[ModelChunk]) -> ModelChunk:
+def _concat(parts: list[JointChunk]) -> JointChunk:
     qd = None if any(p.qd is None for p in parts) else np.concatenate([p.qd for p in parts])
-    return ModelChunk(
+    return JointChunk(
+        parts[0].names,
         np.concatenate([p.t for p in parts]),
         np.concatenate([p.q for p in parts]),
         qd,
@@ -209,11 +197,9 @@ def _concat(parts: list[ModelChunk]) -> ModelChunk:
 
 
 def held_wrenches(series: dict[str, tuple[np.ndarray, np.ndarray]], t: np.ndarray) -> dict[str, np.ndarray]:
-    """Each link's latest wrench at each time (zero before its first one)."""
+    """Each link's latest wrench at each time (zero before its first one); ``series`` sorted by time."""
     out = {}
     for link, (times, values) in series.items():
-        order = np.argsort(times, kind="stable")
-        times, values = times[order], values[order]
         rows = np.searchsorted(times, t, side="right") - 1
         wrench = np.zeros((len(t), 6))
         wrench[rows >= 0] = values[rows[rows >= 0]]
@@ -242,14 +228,14 @@ def analyze(
     if len(analysis.missing_in_recording) == model.nv:
         raise RecordingError(f"no joint of the model is in the recording (recorded: {first.names[:10]})")
 
-    def model_chunks() -> Iterator[ModelChunk]:
+    def model_chunks() -> Iterator[JointChunk]:
         latest = -np.inf
         for chunk in itertools.chain([first], chunks):
             in_order = chunk.t >= latest  # stamps that go back across a chunk boundary are dropped
             analysis.out_of_order += int((~in_order).sum())
             if in_order.any():
                 latest = chunk.t[in_order][-1]
-                yield to_model_space(_select_rows(chunk, in_order), model)
+                yield to_model_space(_select(chunk, in_order), model)
 
     if csv_file is not None:
         csv_file.write(_csv_header(model.joint_names).encode())

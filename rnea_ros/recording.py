@@ -256,7 +256,7 @@ def read_bag_description(path: Path, topic: str = "/robot_description") -> str |
 
 
 def read_bag_wrenches(path: Path, topics: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """link → (t (N,), wrench (N, 6)) from geometry_msgs/WrenchStamped topics (frame_id = link)."""
+    """link → (t (N,), wrench (N, 6)), sorted by time, from geometry_msgs/WrenchStamped topics (frame_id = link)."""
     reader = _open_bag(path)
     series: dict[str, tuple[list[float], list[list[float]]]] = {}
     try:
@@ -273,7 +273,11 @@ def read_bag_wrenches(path: Path, topics: list[str]) -> dict[str, tuple[np.ndarr
             values.append([f.x, f.y, f.z, tau.x, tau.y, tau.z])
     finally:
         reader.close()
-    return {link: (np.array(t), np.array(w)) for link, (t, w) in series.items()}
+    out = {}
+    for link, (times, values) in series.items():
+        order = np.argsort(times, kind="stable")
+        out[link] = (np.array(times)[order], np.array(values)[order])
+    return out
 
 
 def read_csv(path: Path, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
