@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -162,3 +164,18 @@ class Client:
         assert self.spin_until(lambda: len(self.diagnostics) > count, timeout), "no diagnostics"
         status = self.diagnostics[-1].status[0]
         return {kv.key: kv.value for kv in status.values} | {"message": status.message, "level": status.level}
+
+
+@contextmanager
+def running_node(
+    tmp_path: Path, namespace: str, parameters: dict, make_client: Callable[[str], Client], sig: int = signal.SIGINT
+) -> Iterator[tuple[NodeProcess, Client]]:
+    """A node and its test client; on leaving, the client is closed and the node must stop cleanly on ``sig``."""
+    process = NodeProcess(tmp_path, namespace, parameters)
+    client = make_client(namespace)
+    try:
+        yield process, client
+    finally:
+        client.close()
+        exit_code = process.stop(sig)
+    assert exit_code == 0, process.output()

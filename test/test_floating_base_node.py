@@ -4,8 +4,6 @@ distribution, all checked against Pinocchio with a JointModelFreeFlyer."""
 
 from __future__ import annotations
 
-import signal
-
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -13,7 +11,7 @@ import rclpy
 from geometry_msgs.msg import AccelStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from reference import PinocchioReference, robot_urdf
-from ros_harness import Client, NodeProcess, init_rclpy
+from ros_harness import Client, init_rclpy, running_node
 from sensor_msgs.msg import Imu
 
 from rnea_ros import RobotModel
@@ -89,10 +87,9 @@ def random_base(rng) -> tuple[np.ndarray, np.ndarray]:
 
 
 def legged(tmp_path, namespace: str, model: RobotModel, urdf: str, **parameters):
+    """A floating-base node on ``urdf`` and its client (a context manager, see ``running_node``)."""
     params = {"robot_description": urdf, "floating_base": True, "wrench_topics": ["foot_wrenches"], **LONG}
-    process = NodeProcess(tmp_path, namespace, {**params, **parameters})
-    client = LeggedClient(namespace, model)
-    return process, client
+    return running_node(tmp_path, namespace, {**params, **parameters}, lambda ns: LeggedClient(ns, model))
 
 
 def wait_serving(client: LeggedClient, q_base, v_base) -> None:
@@ -106,11 +103,9 @@ def wait_serving(client: LeggedClient, q_base, v_base) -> None:
 
 @pytest.fixture(scope="module")
 def anymal(tmp_path_factory):
-    process, client = legged(tmp_path_factory.mktemp("anymal"), "anymal", ANYMAL, ANYMAL_URDF)
-    wait_serving(client, *random_base(np.random.default_rng(0)))
-    yield process, client
-    client.close()
-    assert process.stop(signal.SIGINT) == 0, process.output()
+    with legged(tmp_path_factory.mktemp("anymal"), "anymal", ANYMAL, ANYMAL_URDF) as (process, client):
+        wait_serving(client, *random_base(np.random.default_rng(0)))
+        yield process, client
 
 
 def test_odometry_and_base_acceleration_against_free_flyer(anymal):
@@ -135,8 +130,7 @@ def test_odometry_and_base_acceleration_against_free_flyer(anymal):
 def test_imu_on_a_rotated_link_maps_to_the_base(tmp_path):
     """Odometry never arrives: orientation and rate come from imu_link (mounted upside down on the
     base); Pinocchio's own placement of that frame gives the expected base orientation."""
-    process, client = legged(tmp_path, "anymal_imu", ANYMAL, ANYMAL_URDF)
-    try:
+    with legged(tmp_path, "anymal_imu", ANYMAL, ANYMAL_URDF) as (process, client):
         rng = np.random.default_rng(2)
         R_world_imu = pin.Quaternion(*rng.normal(size=4)).normalized().matrix()
         omega_imu = rng.normal(size=3)
@@ -167,16 +161,12 @@ def test_imu_on_a_rotated_link_maps_to_the_base(tmp_path):
         assert answer is not None, process.output()
         np.testing.assert_allclose(answer[0], expected[6:], rtol=1e-9, atol=1e-9)
         assert "base linear velocity taken as zero" in client.latest_diagnostic_values()["message"]
-    finally:
-        client.close()
-        assert process.stop(signal.SIGINT) == 0, process.output()
 
 
 def test_imu_behind_joints_on_a_humanoid(tmp_path):
     """Talos's IMU sits on the torso, two joints above the base: the node must undo those joints'
     rotation and rate. The IMU reading is made by Pinocchio's forward kinematics."""
-    process, client = legged(tmp_path, "talos_imu", TALOS, TALOS_URDF)
-    try:
+    with legged(tmp_path, "talos_imu", TALOS, TALOS_URDF) as (process, client):
         reference = PinocchioReference(TALOS_URDF, TALOS)
         rng = np.random.default_rng(6)
         n = TALOS.nv - 6
@@ -205,9 +195,6 @@ def test_imu_behind_joints_on_a_humanoid(tmp_path):
         assert answer is not None, process.output()
         np.testing.assert_allclose(answer[0], expected[6:], rtol=1e-9, atol=1e-8)
         np.testing.assert_allclose(answer[1], expected[:6], rtol=1e-9, atol=1e-8)
-    finally:
-        client.close()
-        assert process.stop(signal.SIGINT) == 0, process.output()
 
 
 def foot_wrenches_in_balance(q: np.ndarray, rng) -> dict[str, np.ndarray]:
@@ -255,8 +242,7 @@ def test_measured_foot_wrenches_explain_the_base_and_a_missing_one_shows_up(anym
     [("quadruped", ANYMAL, ANYMAL_URDF, FEET), ("humanoid", TALOS, TALOS_URDF, SOLES)],
 )
 def test_contact_links_make_the_base_wrench_vanish(tmp_path, robot, model, urdf, links):
-    process, client = legged(tmp_path, f"{robot}_contacts", model, urdf, contact_links=links)
-    try:
+    with legged(tmp_path, f"{robot}_contacts", model, urdf, contact_links=links) as (_, client):
         rng = np.random.default_rng(4)
         q_base = np.array([0.0, 0.0, 0.8, *pin.Quaternion(pin.rpy.rpyToMatrix(0.05, -0.03, 0.4)).coeffs()])
         n = model.nv - 6
@@ -278,9 +264,6 @@ def test_contact_links_make_the_base_wrench_vanish(tmp_path, robot, model, urdf,
         mass = sum(inertia.mass for inertia in reference.model.inertias)
         total_force = sum(_world_force(reference, q_base, q, link, w) for link, w in contacts.items())
         np.testing.assert_allclose(total_force, [0, 0, mass * 9.81], rtol=1e-6, atol=1e-6)
-    finally:
-        client.close()
-        assert process.stop(signal.SIGINT) == 0, process.output()
 
 
 def _world_force(reference: PinocchioReference, q_base, q, link: str, wrench) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import rclpy
 from reference import EXAMPLE_ARM, PinocchioReference
-from ros_harness import Client, NodeProcess, init_rclpy
+from ros_harness import Client, NodeProcess, init_rclpy, running_node
 from std_msgs.msg import String
 
 from rnea_ros import RobotModel
@@ -22,6 +22,10 @@ ARM = RobotModel.from_urdf(ARM_URDF)
 NV = ARM.nv
 COMMAND_JOINTS = ["joint7", "joint1", "finger_left_joint"]
 HEAVY_ARM_URDF = ARM_URDF.replace('<mass value="3.5"/>', '<mass value="7.0"/>', 1)
+
+
+def arm_client(namespace: str) -> Client:
+    return Client(namespace, ARM.joint_names)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -40,12 +44,9 @@ def served(tmp_path_factory):
         "acceleration_timeout": 5.0,
         "wrench_timeout": 5.0,
     }
-    process = NodeProcess(tmp_path_factory.mktemp("served"), "served", parameters)
-    client = Client("served", ARM.joint_names)
-    client.wait_until_serving()
-    yield process, client
-    client.close()
-    assert process.stop(signal.SIGINT) == 0, process.output()
+    with running_node(tmp_path_factory.mktemp("served"), "served", parameters, arm_client) as (process, client):
+        client.wait_until_serving()
+        yield process, client
 
 
 def test_torques_equal_the_library_with_reordered_names(served):
@@ -156,9 +157,7 @@ def test_desired_state_and_input_timeouts(tmp_path):
         "acceleration_timeout": 0.5,
         "wrench_timeout": 0.5,
     }
-    process = NodeProcess(tmp_path, "timeouts", parameters)
-    client = Client("timeouts", ARM.joint_names)
-    try:
+    with running_node(tmp_path, "timeouts", parameters, arm_client, signal.SIGTERM) as (_, client):
         client.wait_until_serving()
         measured = np.full(NV, 0.1)
         q_desired, qd_desired, qdd = np.full(NV, -0.4), np.full(NV, 0.5), np.full(NV, 1.5)
@@ -171,15 +170,10 @@ def test_desired_state_and_input_timeouts(tmp_path):
         values = client.latest_diagnostic_values()
         assert "desired_accelerations stale" in values["message"]
         assert "wrench on 'link4' expired" in values["message"]
-    finally:
-        client.close()
-        assert process.stop(signal.SIGTERM) == 0, process.output()
 
 
 def test_description_by_topic_hot_reload_and_refused_description(tmp_path):
-    process = NodeProcess(tmp_path, "by_topic", {})
-    client = Client("by_topic", ARM.joint_names)
-    try:
+    with running_node(tmp_path, "by_topic", {}, arm_client) as (process, client):
         assert client.efforts_at(np.zeros(NV), timeout=1.0) is None  # no model: nothing published
         assert "waiting for robot_description" in client.latest_diagnostic_values(timeout=5.0)["message"]
         q = np.full(NV, 0.25)
@@ -195,9 +189,6 @@ def test_description_by_topic_hot_reload_and_refused_description(tmp_path):
         assert client.spin_until(lambda: "rejected: bad_robot_description" in client.latest_diagnostic_values(), 5.0)
         np.testing.assert_allclose(client.efforts_at(q, attempts=3), heavy.gravity_torques(q), rtol=1e-12)
         assert "robot_description refused" in process.output()
-    finally:
-        client.close()
-        assert process.stop(signal.SIGINT) == 0, process.output()
 
 
 def test_command_joints_naming_an_unknown_joint_is_a_startup_error(tmp_path):

@@ -5,7 +5,6 @@ subscription while valid joint_states keep coming, bad descriptions during load,
 from __future__ import annotations
 
 import math
-import signal
 import sys
 import threading
 import time
@@ -15,7 +14,7 @@ import pytest
 import rclpy
 from geometry_msgs.msg import WrenchStamped
 from reference import EXAMPLE_ARM
-from ros_harness import ROOT, Client, NodeProcess, init_rclpy
+from ros_harness import ROOT, Client, init_rclpy, running_node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -79,11 +78,9 @@ def gravity_of_a_model(msg: JointState) -> bool:
 
 
 def test_fuzzing_every_subscription_under_load(tmp_path):
-    process = NodeProcess(tmp_path, "fuzzed", {"acceleration_timeout": 0.05, "wrench_timeout": 0.05})
-    client = Client("fuzzed", ARM.joint_names)
-    node = client.node
-    pub_bad_states = node.create_publisher(JointState, "joint_states", 100)
-    try:
+    parameters = {"acceleration_timeout": 0.05, "wrench_timeout": 0.05}
+    with running_node(tmp_path, "fuzzed", parameters, lambda ns: Client(ns, ARM.joint_names)) as (process, client):
+        pub_bad_states = client.node.create_publisher(JointState, "joint_states", 100)
         client.description.publish(String(data=ARM_URDF))
         client.wait_until_serving()
         rng = np.random.default_rng(2026)
@@ -130,9 +127,6 @@ def test_fuzzing_every_subscription_under_load(tmp_path):
         q = np.full(ARM.nv, 0.3)
         assert client.spin_until(lambda: _close(client.efforts_at(q), ARM.gravity_torques(q)), 10.0)
         assert "Traceback" not in process.output()
-    finally:
-        client.close()
-        assert process.stop(signal.SIGINT) == 0, process.output()
 
 
 def test_quick_soak_with_description_swaps():
