@@ -7,27 +7,40 @@ package_name = "rnea_ros"
 setup(
     name=package_name,
     version="0.1.0",
-    packages=find_packages(exclude=["test"]),
-    package_data={package_name: ["robots/*.urdf"]},
+    packages=find_packages(exclude=["test", "test.*"]),
+    package_data={f"{package_name}.demo": ["robots/*.urdf"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),
         (f"share/{package_name}/launch", glob("launch/*.launch.py")),
         (f"share/{package_name}/config", glob("config/*.yaml")),
-        (f"share/{package_name}/urdf", glob("rnea_ros/robots/*.urdf")),
+        (f"share/{package_name}/urdf", glob("rnea_ros/demo/robots/*.urdf")),
     ],
-    install_requires=["setuptools", "numpy", "numba", "pyyaml", "matplotlib", "rosbags"],
+    # The dynamics core: numpy, numba, lxml, urdfdom-py. rnea_analyze: rosbags, matplotlib; the
+    # launch file and rnea_analyze --urdf: xacro; the node: rclpy and message packages (from ROS,
+    # not PyPI names, so listed in package.xml only).
+    install_requires=[
+        "setuptools",
+        "numpy>=1.26",
+        "numba>=0.60",
+        "lxml>=5",
+        "urdfdom-py",
+        "pyyaml",
+        "matplotlib>=3.8",
+        "rosbags>=0.10",
+        "xacro",
+    ],
+    extras_require={"test": ["pytest>=8", "hypothesis>=6.100", "pin", "example-robot-data"]},
     zip_safe=False,
     maintainer="rnea_ros maintainers",
     maintainer_email="rnea_ros@example.com",
     description="Inverse dynamics (Recursive Newton-Euler) for any URDF robot: a Python library and a ROS 2 node.",
     license="BSD-3-Clause",
-    tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "rnea_node = rnea_ros.node:main",
-            "rnea_demo = rnea_ros.demo:main",
-            "rnea_analyze = rnea_ros.analyze:entry_point",
+            "rnea_node = rnea_ros.node.node:main",
+            "rnea_demo = rnea_ros.demo.demo:main",
+            "rnea_analyze = rnea_ros.analysis.cli:entry_point",
         ],
     },
 )

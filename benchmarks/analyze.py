@@ -21,12 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from rnea_ros import RobotModel
+from rnea_ros.analysis.recording import joint_state_layout
+from rnea_ros.demo.example_robot import example_arm_urdf, smooth_trajectory
 
-from rnea_ros import RobotModel  # noqa: E402
-from rnea_ros.example_robot import example_arm_urdf, smooth_trajectory  # noqa: E402
-from rnea_ros.recording import joint_state_layout  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CHUNK = 100_000
 

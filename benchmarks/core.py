@@ -14,18 +14,12 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "test"))
-
-from reference import EXAMPLE_ARM, PinocchioReference, random_state, robot_urdf  # noqa: E402
-
-from rnea_ros import RobotModel  # noqa: E402
+from rnea_ros import RobotModel
+from rnea_ros.testing.reference import EXAMPLE_ARM, PinocchioReference, random_state, robot_urdf
 
 ROBOTS = {
     "example arm (8 DoF, mimic)": (EXAMPLE_ARM.read_text(), False),
@@ -104,7 +98,8 @@ def bench_robot(label: str, urdf: str, floating: bool, rounds: int) -> list[tupl
 FIRST_CALL = """
 import time; t0 = time.perf_counter()
 from rnea_ros import RobotModel
-from rnea_ros.example_robot import example_arm_urdf
+from rnea_ros.demo.example_robot import example_arm_urdf
+
 m = RobotModel.from_urdf(example_arm_urdf())
 m.inverse_dynamics([0.1] * m.nq, [0.0] * m.nv, [0.0] * m.nv)
 m.gravity_torques([0.1] * m.nq)
@@ -115,7 +110,7 @@ print(time.perf_counter() - t0)
 def first_call_seconds() -> float:
     """Import, build the example arm and make the first calls, in a fresh process (warm numba cache)."""
     run = lambda: float(  # noqa: E731
-        subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, check=True, cwd=ROOT)
+        subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, check=True)
         .stdout.strip()
         .splitlines()[-1]
     )

@@ -31,14 +31,11 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from rnea_ros import RobotModel
+from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.testing.reference import EXAMPLE_ARM, robot_urdf
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "test"))
-
-from reference import EXAMPLE_ARM, robot_urdf  # noqa: E402
-
-from rnea_ros import RobotModel  # noqa: E402
-from rnea_ros.dedicated_subscription import DedicatedSubscription  # noqa: E402
 
 ROS_ENV = {"ROS_DOMAIN_ID": str(150 + os.getpid() % 50), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
 ROBOTS = {

@@ -13,13 +13,9 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "test"))  # the recording generator the tests use
-
-from recorded_data import heavier_link_urdf, simulate, write_bag  # noqa: E402
-
-from rnea_ros.analyze import main as analyze  # noqa: E402
-from rnea_ros.example_robot import example_arm_urdf  # noqa: E402
+from rnea_ros.analysis.cli import main as analyze
+from rnea_ros.demo.example_robot import example_arm_urdf
+from rnea_ros.testing.recorded_data import heavier_link_urdf, simulate, write_bag
 
 
 def main() -> int:

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from rnea_ros import RobotModel
-from rnea_ros.example_robot import example_arm_urdf, smooth_trajectory
+from rnea_ros.demo.example_robot import example_arm_urdf, smooth_trajectory
 
 
 def main() -> None:
@@ -29,9 +29,7 @@ def main() -> None:
         cells = " ".join(f"{tau[k, j]:8.3f}/{gravity[k, j]:8.3f}" for j in range(model.nv))
         print(f"{t[k]:5.2f}  {cells}")
     print("cells: feed-forward τ / gravity g(q), N·m (N for the finger)")
-    print(
-        f"{2 * len(t)} inverse-dynamics evaluations in {elapsed * 1e3:.1f} ms (first batch call: loads the kernel)"
-    )
+    print(f"{2 * len(t)} inverse-dynamics evaluations in {elapsed * 1e3:.1f} ms (first batch call: loads the kernel)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,153 @@
+"""rnea_analyze: does the model explain the efforts the robot measured?
+
+    rnea_analyze RECORDING [--urdf robot.urdf[.xacro]] [--topic /joint_states]
+                 [--wrench-topic /ft_sensor ...] [--window 0.05] [--order 3]
+                 [--velocities recorded|positions] [--out rnea_analysis] [--no-csv]
+
+RECORDING is a rosbag2 (directory, .db3 or .mcap; read with ``rosbags``, no ROS
+needed) or a CSV (``time,<joint>.position[,<joint>.velocity],<joint>.effort,...``).
+Without --urdf the bag's /robot_description is used. For every sample:
+τ_model = ID(q, q̇, q̈, wrenches) and g(q) from the batch kernel, q̈ (and q̇ when
+not recorded, or with --velocities positions) estimated from the positions by a
+local polynomial fit over ±window/2 s (Savitzky–Golay on even stamps; uneven
+stamps handled). Writes OUT/samples.csv and OUT/torques.png and prints, per joint:
+RMS error, correlation, best fit measured ≈ scale·model + offset (a scale far from
+1 points at a wrong mass or gear ratio, an offset at friction or sensor bias), and
+the residual's fit to viscous·q̇ + Coulomb·sign(q̇). Processed in chunks: memory
+stays bounded for recordings of any length.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from pathlib import Path
+
+from rnea_ros.analysis.pipeline import analyze, summary_table
+from rnea_ros.analysis.plot import write_plot
+from rnea_ros.analysis.recording import (
+    DEFAULT_CHUNK,
+    RecordingError,
+    bag_topics,
+    open_recording,
+    read_bag_description,
+    read_bag_wrenches,
+)
+from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.dynamics.urdf import ModelError
+
+
+class Progress:
+    """A progress line on stderr: redrawn in place on a terminal, every 10 % otherwise."""
+
+    def __init__(self, total: int | None) -> None:
+        self.total, self.tty, self.start, self.next_line = total, sys.stderr.isatty(), time.monotonic(), 0.1
+
+    def __call__(self, done: int) -> None:
+        rate = done / max(time.monotonic() - self.start, 1e-9)
+        fraction = done / self.total if self.total else None
+        text = f"analysed {done:,} samples" + (f" of {self.total:,} ({fraction:.0%})" if fraction else "")
+        text += f", {rate:,.0f}/s"
+        if self.tty:
+            sys.stderr.write("\r" + text + "\x1b[K")
+        elif fraction is None or fraction >= self.next_line:
+            sys.stderr.write(text + "\n")
+            self.next_line = (fraction or 0) + 0.1
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.tty:
+            sys.stderr.write("\n")
+
+
+def load_description(urdf: Path | None, recording: Path) -> str:
+    if urdf is not None:
+        if urdf.suffix == ".xacro":
+            import xacro
+
+            return xacro.process_file(str(urdf)).toxml()
+        return urdf.read_text()
+    if recording.suffix.lower() != ".csv":
+        description = read_bag_description(recording)
+        if description:
+            return description
+    raise RecordingError("no --urdf given and no /robot_description in the recording")
+
+
+def recording_size(path: Path, topic: str) -> int | None:
+    if path.suffix.lower() == ".csv":
+        return None
+    from rnea_ros.analysis.recording import _open_bag
+
+    reader = _open_bag(path)
+    try:
+        return sum(c.msgcount for c in reader.connections if c.topic == topic)
+    finally:
+        reader.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="rnea_analyze", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("recording", type=Path, help="rosbag2 directory, .db3, .mcap, or .csv")
+    parser.add_argument("--urdf", type=Path, help="URDF or xacro file (default: the bag's /robot_description)")
+    parser.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic in the bag")
+    parser.add_argument("--wrench-topic", action="append", default=[], help="geometry_msgs/WrenchStamped topic")
+    parser.add_argument("--window", type=float, default=0.05, help="differentiation window, s (default 0.05)")
+    parser.add_argument("--order", type=int, default=3, help="polynomial degree of the local fit (2..5)")
+    parser.add_argument(
+        "--velocities", choices=["recorded", "positions"], default="recorded", help="q̇ source when recorded"
+    )
+    parser.add_argument("--gravity", type=float, nargs=3, default=[0.0, 0.0, -9.81])
+    parser.add_argument("--out", type=Path, default=Path("rnea_analysis"), help="output directory")
+    parser.add_argument("--no-csv", action="store_true", help="skip OUT/samples.csv")
+    parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    try:
+        model = RobotModel.from_urdf(load_description(args.urdf, args.recording), gravity=args.gravity)
+        if model.floating_base:
+            raise RecordingError("floating-base robots are not supported by rnea_analyze (fixed base only)")
+        wrenches = read_bag_wrenches(args.recording, args.wrench_topic) if args.wrench_topic else None
+        unknown = sorted(set(wrenches or {}) - set(model.link_names))
+        if unknown:
+            raise RecordingError(f"wrenches in frames that are no link of the model: {unknown}")
+        total = recording_size(args.recording, args.topic)
+        args.out.mkdir(parents=True, exist_ok=True)
+        progress = Progress(total)
+        start = time.perf_counter()
+        chunks = open_recording(args.recording, args.topic, args.chunk)
+        csv_path = args.out / "samples.csv"
+        with open(csv_path, "wb") if not args.no_csv else contextlib.nullcontext() as csv_file:
+            analysis = analyze(
+                model,
+                chunks,
+                wrenches=wrenches,
+                window=args.window,
+                order=args.order,
+                velocities=args.velocities,
+                csv_file=csv_file,
+                progress=progress,
+            )
+        progress.done()
+        write_plot(analysis, args.out / "torques.png")
+        elapsed = time.perf_counter() - start
+    except (RecordingError, ModelError, OSError) as error:
+        print(f"rnea_analyze: {error}", file=sys.stderr)
+        return 2
+    topics = "" if args.recording.suffix.lower() == ".csv" else f" ({len(bag_topics(args.recording))} topics)"
+    print(f"{args.recording}{topics}: {analysis.samples:,} samples of {model.nv} joints in {elapsed:.1f} s")
+    print(summary_table(analysis))
+    outputs = [args.out / "torques.png"] + ([] if args.no_csv else [csv_path])
+    print("wrote " + ", ".join(str(p) for p in outputs))
+    return 0
+
+
+def entry_point() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry_point()

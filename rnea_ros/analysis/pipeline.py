@@ -1,0 +1,271 @@
+"""The rnea_analyze pipeline: recorded chunks → derivatives → model torques → fits and samples.
+
+No command line and no plotting here (``cli``, ``plot``): ``analyze`` takes a model and an
+iterator of ``JointChunk`` and returns an ``Analysis``. See ``cli`` for the whole tool.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rnea_ros.analysis.differentiate import local_polynomial_derivatives
+from rnea_ros.analysis.fast_csv import write_rows
+from rnea_ros.analysis.recording import JointChunk, RecordingError
+from rnea_ros.dynamics.model import RobotModel
+
+PLOT_POINTS = 20_000
+
+
+class JointFits:
+    """Running sums over the samples of every joint, enough for every figure of the summary.
+
+    Per joint: n, Σm, Σp, Σm², Σp², Σmp, Σ(m−p)² (m measured, p model), and the normal
+    equations of (m − p) ≈ viscous·q̇ + Coulomb·sign(q̇) + c.
+    """
+
+    def __init__(self, nv: int) -> None:
+        self.n = np.zeros(nv, dtype=np.int64)
+        self.sums = np.zeros((6, nv))
+        self.friction_normal = np.zeros((nv, 3, 3))
+        self.friction_rhs = np.zeros((nv, 3))
+
+    def add(self, measured: np.ndarray, model: np.ndarray, qd: np.ndarray) -> None:
+        ok = np.isfinite(measured) & np.isfinite(model) & np.isfinite(qd)
+        m, p, v = np.where(ok, measured, 0.0), np.where(ok, model, 0.0), np.where(ok, qd, 0.0)
+        one, sign, r = ok.astype(float), np.sign(v), m - p
+        self.n += ok.sum(axis=0)
+        self.sums += [m.sum(0), p.sum(0), (m * m).sum(0), (p * p).sum(0), (m * p).sum(0), (r * r).sum(0)]
+        features = (v, sign, one)
+        for a in range(3):
+            self.friction_rhs[:, a] += (features[a] * r).sum(0)
+            for b in range(a, 3):
+                self.friction_normal[:, a, b] += (features[a] * features[b]).sum(0)
+                self.friction_normal[:, b, a] = self.friction_normal[:, a, b]
+
+    def summary(self, j: int) -> dict[str, float]:
+        nan = float("nan")
+        n = int(self.n[j])
+        if n < 3:
+            return dict(n=n, rms=nan, corr=nan, scale=nan, offset=nan, viscous=nan, coulomb=nan, measured_rms=nan)
+        sm, sp, smm, spp, smp, see = self.sums[:, j] / n
+        var_m, var_p, cov = smm - sm * sm, spp - sp * sp, smp - sm * sp
+        scale = cov / var_p if var_p > 0 else nan
+        try:
+            viscous, coulomb, _ = np.linalg.solve(self.friction_normal[j], self.friction_rhs[j])
+        except np.linalg.LinAlgError:
+            viscous = coulomb = nan
+        return dict(
+            n=n,
+            rms=float(np.sqrt(max(see, 0.0))),
+            corr=float(cov / np.sqrt(var_m * var_p)) if var_m > 0 and var_p > 0 else nan,
+            scale=float(scale),
+            offset=float(sm - scale * sp),
+            viscous=float(viscous),
+            coulomb=float(coulomb),
+            measured_rms=float(np.sqrt(max(smm, 0.0))),
+        )
+
+
+class Decimator:
+    """Keeps every k-th sample for the plots, doubling k whenever more than 2·``limit`` are kept."""
+
+    def __init__(self, limit: int = PLOT_POINTS) -> None:
+        self.limit, self.stride, self.seen = limit, 1, 0
+        self.parts: list[np.ndarray] = []
+
+    def rows_to_keep(self, count: int) -> np.ndarray:
+        """Which of the next ``count`` samples to keep (then pass just those to ``add``)."""
+        first = -self.seen % self.stride
+        self.seen += count
+        return np.arange(first, count, self.stride)
+
+    def add(self, rows: np.ndarray) -> None:
+        self.parts.append(rows)
+        if sum(len(p) for p in self.parts) > 2 * self.limit:
+            # Kept rows are the samples whose index is a multiple of the stride, the first one
+            # included: every other one of them is a multiple of the doubled stride.
+            self.parts, self.stride = [np.concatenate(self.parts)[::2]], self.stride * 2
+
+    def rows(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.empty((0, 0))
+
+
+@dataclass
+class Analysis:
+    joint_names: list[str]
+    fits: JointFits
+    samples: int = 0
+    missing_in_recording: list[str] = field(default_factory=list)
+    not_in_model: list[str] = field(default_factory=list)
+    underived: int = 0  # samples whose window had too few neighbours (NaN derivatives)
+    out_of_order: int = 0  # samples whose stamp went back in time
+    plot: Decimator = field(default_factory=Decimator)
+
+
+def to_model_space(chunk: JointChunk, model: RobotModel) -> JointChunk:
+    """The chunk in the model's joint order; joints the recording lacks: q = q̇ = 0, effort NaN."""
+    n = len(chunk.t)
+    q, effort = np.zeros((n, model.nv)), np.full((n, model.nv), np.nan)
+    qd = np.zeros((n, model.nv)) if chunk.qd is not None else None
+    for j, name in enumerate(model.joint_names):
+        if name in chunk.names:
+            k = chunk.names.index(name)
+            q[:, j], effort[:, j] = chunk.q[:, k], chunk.effort[:, k]
+            if qd is not None:
+                qd[:, j] = chunk.qd[:, k]
+    return JointChunk(list(model.joint_names), chunk.t, q, qd, effort)
+
+
+def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[JointChunk, slice]]:
+    """Each chunk extended by ``margin`` seconds of its neighbours, and the slice of its own rows:
+    the differentiator then sees the same samples as it would on the whole recording (however
+    short the chunks; only ``margin`` seconds are kept on either side)."""
+    upcoming: collections.deque[JointChunk] = collections.deque()
+    previous: JointChunk | None = None
+    while True:
+        if not upcoming and (chunk := next(chunks, None)) is not None:
+            upcoming.append(chunk)
+        if not upcoming:
+            return
+        current = upcoming.popleft()
+        while (not upcoming or upcoming[-1].t[-1] <= current.t[-1] + margin) and (
+            chunk := next(chunks, None)
+        ) is not None:
+            upcoming.append(chunk)
+        before = _tail(previous, current.t[0] - margin) if previous is not None else None
+        after = _head(_concat(list(upcoming)), current.t[-1] + margin) if upcoming else None
+        parts = [p for p in (before, current, after) if p is not None]
+        start = len(before.t) if before is not None else 0
+        yield _concat(parts), slice(start, start + len(current.t))
+        previous = _concat([before, current]) if before is not None else current
+
+
+def _select(chunk: JointChunk, rows) -> JointChunk:
+    qd = None if chunk.qd is None else chunk.qd[rows]
+    return JointChunk(chunk.names, chunk.t[rows], chunk.q[rows], qd, chunk.effort[rows])
+
+
+def _tail(chunk: JointChunk, since: float) -> JointChunk:
+    return _select(chunk, slice(np.searchsorted(chunk.t, since, side="left"), None))
+
+
+def _head(chunk: JointChunk, until: float) -> JointChunk:
+    return _select(chunk, slice(0, np.searchsorted(chunk.t, until, side="right")))
+
+
+def _concat(parts: list[JointChunk]) -> JointChunk:
+    qd = None if any(p.qd is None for p in parts) else np.concatenate([p.qd for p in parts])
+    return JointChunk(
+        parts[0].names,
+        np.concatenate([p.t for p in parts]),
+        np.concatenate([p.q for p in parts]),
+        qd,
+        np.concatenate([p.effort for p in parts]),
+    )
+
+
+def held_wrenches(series: dict[str, tuple[np.ndarray, np.ndarray]], t: np.ndarray) -> dict[str, np.ndarray]:
+    """Each link's latest wrench at each time (zero before its first one); ``series`` sorted by time."""
+    out = {}
+    for link, (times, values) in series.items():
+        rows = np.searchsorted(times, t, side="right") - 1
+        wrench = np.zeros((len(t), 6))
+        wrench[rows >= 0] = values[rows[rows >= 0]]
+        out[link] = wrench
+    return out
+
+
+def analyze(
+    model: RobotModel,
+    chunks: Iterator[JointChunk],
+    *,
+    wrenches: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    window: float = 0.05,
+    order: int = 3,
+    velocities: str = "recorded",
+    csv_file=None,
+    progress=None,
+) -> Analysis:
+    """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given."""
+    analysis = Analysis(list(model.joint_names), JointFits(model.nv))
+    first = next(chunks, None)
+    if first is None or len(first.t) == 0:
+        raise RecordingError("the recording has no joint samples")
+    analysis.missing_in_recording = [n for n in model.joint_names if n not in first.names]
+    analysis.not_in_model = [n for n in first.names if n not in model.joint_names]
+    if len(analysis.missing_in_recording) == model.nv:
+        raise RecordingError(f"no joint of the model is in the recording (recorded: {first.names[:10]})")
+
+    def model_chunks() -> Iterator[JointChunk]:
+        latest = -np.inf
+        for chunk in itertools.chain([first], chunks):
+            in_order = chunk.t >= latest  # stamps that go back across a chunk boundary are dropped
+            analysis.out_of_order += int((~in_order).sum())
+            if in_order.any():
+                latest = chunk.t[in_order][-1]
+                yield to_model_space(_select(chunk, in_order), model)
+
+    if csv_file is not None:
+        csv_file.write(_csv_header(model.joint_names).encode())
+    for extended, core in with_context(model_chunks(), window / 2):
+        qd_estimate, qdd_all = local_polynomial_derivatives(extended.t, extended.q, window, order)
+        qdd = qdd_all[core]
+        qd = qd_estimate[core]
+        if extended.qd is not None and velocities == "recorded":  # recorded where recorded
+            qd = np.where(np.isnan(extended.qd[core]), qd, extended.qd[core])
+        t, q, measured = extended.t[core], extended.q[core], extended.effort[core]
+        usable = np.isfinite(qdd).all(axis=1) & np.isfinite(qd).all(axis=1) & np.isfinite(q).all(axis=1)
+        analysis.underived += int((~usable).sum())
+        tau, gravity = np.full_like(q, np.nan), np.full_like(q, np.nan)
+        if usable.any():
+            w = held_wrenches(wrenches, t[usable]) if wrenches else None
+            tau[usable] = model.inverse_dynamics(q[usable], qd[usable], qdd[usable], w)
+            gravity[usable] = model.gravity_torques(q[usable])
+        analysis.fits.add(measured, tau, qd)
+        analysis.samples += len(t)
+        keep = analysis.plot.rows_to_keep(len(t))
+        analysis.plot.add(np.concatenate([t[keep, None], measured[keep], tau[keep], gravity[keep]], axis=1))
+        if csv_file is not None:
+            write_rows(csv_file, np.concatenate([t[:, None], q, measured, tau, gravity], axis=1))
+        if progress is not None:
+            progress(analysis.samples)
+    return analysis
+
+
+def _csv_header(names: list[str]) -> str:
+    columns = ["time"]
+    for kind in ("position", "effort_measured", "effort_model", "gravity"):
+        columns += [f"{name}.{kind}" for name in names]
+    return ",".join(columns) + "\n"
+
+
+def summary_table(analysis: Analysis) -> str:
+    header = (
+        f"{'joint':<22}{'samples':>9}{'RMS err':>10}{'RMS meas':>10}{'corr':>7}"
+        f"{'scale':>8}{'offset':>9}{'viscous':>9}{'Coulomb':>9}"
+    )
+    lines = [header, "-" * len(header)]
+    for j, name in enumerate(analysis.joint_names):
+        s = analysis.fits.summary(j)
+        lines.append(
+            f"{name:<22}{s['n']:>9}{s['rms']:>10.3f}{s['measured_rms']:>10.3f}{s['corr']:>7.3f}"
+            f"{s['scale']:>8.3f}{s['offset']:>9.3f}{s['viscous']:>9.3f}{s['coulomb']:>9.3f}"
+        )
+    lines.append(
+        "RMS err: measured − model; scale, offset: measured ≈ scale·model + offset; "
+        "viscous [N·m·s/rad], Coulomb [N·m]: (measured − model) ≈ viscous·q̇ + Coulomb·sign(q̇) + c"
+    )
+    if analysis.missing_in_recording:
+        lines.append(f"model joints not in the recording (q = 0 used): {analysis.missing_in_recording}")
+    if analysis.not_in_model:
+        lines.append(f"recorded joints that are not independent joints of the model (ignored): {analysis.not_in_model}")
+    if analysis.out_of_order:
+        lines.append(f"{analysis.out_of_order} samples skipped: their stamps went back in time")
+    if analysis.underived:
+        lines.append(f"{analysis.underived} samples skipped: too few neighbours within the window to differentiate")
+    return "\n".join(lines)

@@ -1,0 +1,3 @@
+from rnea_ros.demo.demo import main
+
+main()

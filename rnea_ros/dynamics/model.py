@@ -1,0 +1,428 @@
+"""RobotModel: the kinematic tree of a URDF and the public inverse-dynamics API.
+
+Model building (numpy, once) is kept apart from the kernels (numba, per call):
+``build_tree`` turns validated links and joints into the flat arrays that
+``rnea.rnea`` reads, and ``RobotModel`` checks sizes at the boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from rnea_ros.dynamics import rnea as kernel
+from rnea_ros.dynamics.spatial import axis_angle
+from rnea_ros.dynamics.urdf import Joint, ModelError, URDFTree, parse_urdf
+
+_STATUS_MESSAGES = {
+    kernel.NON_FINITE_INPUT: "q, qd and qdd must be finite (NaN or Inf found)",
+    kernel.BAD_QUATERNION: "the floating-base quaternion q[3:7] must have unit norm",
+    kernel.NON_FINITE_OUTPUT: "the torques overflowed (non-finite result); inputs out of range?",
+}
+
+
+@dataclass
+class LinkFrame:
+    """Where a URDF link sits: in body ``body`` (-1: the world) at pose (R, p)."""
+
+    body: int
+    R: np.ndarray
+    p: np.ndarray
+
+
+@dataclass
+class KinematicTree:
+    joints: np.ndarray  # (nb, JOINT_COLUMNS) int64, see rnea.py
+    bodies: np.ndarray  # (nb, BODY_COLUMNS) float64, see rnea.py
+    joint_names: list[str]
+    link_names: list[str]
+    link_frames: dict[str, LinkFrame]
+    floating_base: bool
+    nq: int
+    nv: int
+    base_link: str | None = None  # the link the free flyer carries (floating base only)
+
+
+def build_tree(urdf: URDFTree, floating_base: bool) -> KinematicTree:
+    """Bodies in depth-first order, fixed joints merged, mimic joints coupled."""
+    links = {link.name: link for link in urdf.links}
+    parent_joint = _parent_joints(urdf, links)
+    root = _single_root(urdf, parent_joint)
+    children: dict[str, list[Joint]] = {name: [] for name in links}
+    for joint in urdf.joints:
+        children[joint.parent].append(joint)
+
+    base_link = root
+    floating_joints = [j for j in urdf.joints if j.type == "floating"]
+    for joint in floating_joints:
+        if joint.parent != root or len(floating_joints) > 1:
+            raise ModelError(
+                f"joint '{joint.name}': a floating joint is only supported as the root joint "
+                "(use floating_base=True for a free-flyer base)"
+            )
+        if not (np.allclose(joint.rotation, np.eye(3)) and np.allclose(joint.translation, 0)):
+            raise ModelError(f"joint '{joint.name}': a floating root joint must have an identity <origin>")
+        base_link, floating_base = joint.child, True
+        children[root].sort(key=lambda j: j.type != "floating")  # the free flyer is body 0
+
+    tree = _TreeBuilder(urdf.links)
+    tree.place_root(root)
+    if floating_base and base_link == root:
+        tree.add_free_flyer(root)
+    stack = list(reversed(children[root]))
+    while stack:  # iterative depth-first: a 5,000-deep chain must not hit the recursion limit
+        joint = stack.pop()
+        tree.add_joint(joint)
+        stack.extend(reversed(children[joint.child]))
+    unreached = [name for name in links if name not in tree.frames]
+    if unreached:
+        raise ModelError(f"links not connected to the root '{root}' (a cycle?): {unreached[:10]}")
+    return tree.finish(urdf, floating_base, base_link if floating_base else None)
+
+
+def _parent_joints(urdf: URDFTree, links: Mapping[str, object]) -> dict[str, Joint]:
+    parent_joint: dict[str, Joint] = {}
+    for joint in urdf.joints:
+        for role, link in (("parent", joint.parent), ("child", joint.child)):
+            if link not in links:
+                raise ModelError(f"joint '{joint.name}': unknown {role} link '{link}'")
+        if joint.parent == joint.child:
+            raise ModelError(f"joint '{joint.name}': link '{joint.child}' is its own parent")
+        if joint.child in parent_joint:
+            raise ModelError(
+                f"link '{joint.child}' has two parent joints, '{parent_joint[joint.child].name}' "
+                f"and '{joint.name}' (a kinematic loop is not a tree)"
+            )
+        parent_joint[joint.child] = joint
+    return parent_joint
+
+
+def _single_root(urdf: URDFTree, parent_joint: Mapping[str, Joint]) -> str:
+    roots = [link.name for link in urdf.links if link.name not in parent_joint]
+    if not roots:
+        raise ModelError("no root link: the joints form a cycle")
+    if len(roots) > 1:
+        raise ModelError(f"several root links (a URDF must be one tree): {roots[:10]}")
+    return roots[0]
+
+
+class _TreeBuilder:
+    """Accumulates bodies, their X_T and merged inertias while joints are visited in order."""
+
+    def __init__(self, links) -> None:
+        self.links = {link.name: link for link in links}
+        self.frames: dict[str, LinkFrame] = {}
+        self.joint_rows: list[list[int]] = []
+        self.body_rows: list[np.ndarray] = []
+        self.body_joints: list[Joint | None] = []  # None: the free-flyer base
+
+    def place_root(self, root: str) -> None:
+        self.frames[root] = LinkFrame(-1, np.eye(3), np.zeros(3))
+
+    def add_free_flyer(self, link: str) -> None:
+        self._add_body(link, None, parent=-1, jtype=kernel.FREE_FLYER, R=np.eye(3), p=np.zeros(3))
+
+    def add_joint(self, joint: Joint) -> None:
+        here = self.frames[joint.parent]
+        R = here.R @ joint.rotation
+        p = here.R @ joint.translation + here.p
+        if joint.type == "fixed":
+            self.frames[joint.child] = LinkFrame(here.body, R, p)
+            self._merge_inertia(joint.child)
+        elif joint.type == "floating":
+            self.add_free_flyer(joint.child)
+        else:
+            jtype = kernel.PRISMATIC if joint.type == "prismatic" else kernel.REVOLUTE
+            self._add_body(joint.child, joint, parent=here.body, jtype=jtype, R=R, p=p)
+
+    def _add_body(self, link: str, joint: Joint | None, parent: int, jtype: int, R, p) -> None:
+        row = np.zeros(kernel.BODY_COLUMNS)
+        row[kernel.TREE_R : kernel.TREE_R + 9] = R.ravel()
+        row[kernel.TREE_P : kernel.TREE_P + 3] = p
+        if joint is not None:
+            row[kernel.AXIS : kernel.AXIS + 3] = joint.axis
+        row[kernel.MULT] = 1.0
+        self.body_rows.append(row)
+        self.joint_rows.append([parent, jtype, 0, 0])
+        self.body_joints.append(joint)
+        self.frames[link] = LinkFrame(len(self.body_rows) - 1, np.eye(3), np.zeros(3))
+        self._merge_inertia(link)
+
+    def _merge_inertia(self, link_name: str) -> None:
+        """Add the link's inertia, about its body's origin, to that body (none for the world)."""
+        frame, link = self.frames[link_name], self.links[link_name]
+        if frame.body < 0 or (link.mass == 0.0 and not link.inertia.any()):
+            return
+        row = self.body_rows[frame.body]
+        c = frame.R @ link.com + frame.p
+        I_c = frame.R @ link.inertia @ frame.R.T
+        I_o = I_c + link.mass * (c @ c * np.eye(3) - np.outer(c, c))
+        row[kernel.MASS] += link.mass
+        row[kernel.FIRST_MOMENT : kernel.FIRST_MOMENT + 3] += link.mass * c
+        row[kernel.ROT_INERTIA : kernel.ROT_INERTIA + 9] += I_o.ravel()
+
+    def finish(self, urdf: URDFTree, floating_base: bool, base_link: str | None) -> KinematicTree:
+        joint_names, nq, nv = self._assign_coordinates(floating_base)
+        return KinematicTree(
+            joints=np.array(self.joint_rows, dtype=np.int64).reshape(-1, kernel.JOINT_COLUMNS),
+            bodies=np.array(self.body_rows, dtype=np.float64).reshape(-1, kernel.BODY_COLUMNS),
+            joint_names=joint_names,
+            link_names=[link.name for link in urdf.links],
+            link_frames=self.frames,
+            floating_base=floating_base,
+            nq=nq,
+            nv=nv,
+            base_link=base_link,
+        )
+
+    def _assign_coordinates(self, floating_base: bool) -> tuple[list[str], int, int]:
+        """Give each independent joint its q and v index; point mimic joints at their master's."""
+        nq, nv = 7 * floating_base, 6 * floating_base  # the free flyer, if any, is body 0
+        coordinate: dict[str, tuple[int, int]] = {}
+        joint_names: list[str] = []
+        for i, joint in enumerate(self.body_joints):
+            if joint is None:
+                self.joint_rows[i][2:] = [0, 0]
+            elif joint.mimic is None:
+                coordinate[joint.name] = (nq, nv)
+                self.joint_rows[i][2:] = [nq, nv]
+                joint_names.append(joint.name)
+                nq, nv = nq + 1, nv + 1
+        movable = {joint.name: joint for joint in self.body_joints if joint is not None}
+        for i, joint in enumerate(self.body_joints):
+            if joint is not None and joint.mimic is not None:
+                master, multiplier, offset = _resolve_mimic(joint, movable)
+                self.joint_rows[i][2:] = list(coordinate[master])
+                self.body_rows[i][kernel.MULT] = multiplier
+                self.body_rows[i][kernel.OFFSET] = offset
+        return joint_names, nq, nv
+
+
+def _resolve_mimic(joint: Joint, movable: Mapping[str, Joint]) -> tuple[str, float, float]:
+    """Follow a mimic chain to its independent master: q = multiplier * q_master + offset."""
+    multiplier, offset = 1.0, 0.0
+    seen = [joint.name]
+    while joint.mimic is not None:
+        master = movable.get(joint.mimic.joint)
+        if master is None:
+            raise ModelError(
+                f"joint '{seen[0]}': mimics '{joint.mimic.joint}', which is not a movable joint of the robot"
+            )
+        # q_joint = m q_master + o, and q_master itself may be a mimic
+        offset = multiplier * joint.mimic.offset + offset
+        multiplier = multiplier * joint.mimic.multiplier
+        if master.name in seen:
+            raise ModelError(f"mimic loop: {' -> '.join([*seen, master.name])}")
+        seen.append(master.name)
+        joint = master
+    return joint.name, multiplier, offset
+
+
+def _as_float_array(x, name: str = "input") -> np.ndarray:
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name}: expected an array of numbers") from error
+
+
+def _c_float_array(x) -> np.ndarray:
+    """C-contiguous float64: the one layout the single-state kernels are called with."""
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def _compiled(dispatcher, *args):
+    """The compiled kernel for these argument types, called without numba's per-call type
+    dispatch (~150 ns of a 1–2 µs call). Callers pass only arrays of exactly these types:
+    the model's own buffers and inputs made C-contiguous float64 by ``_c_float_array``."""
+    dispatcher(*args)  # compiles, or loads from numba's cache
+    return dispatcher.overloads[tuple(numba.typeof(a) for a in args)].entry_point
+
+
+def _rotate_rows(R: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """R x for each row x, elementwise so that a batch and its single rows round alike."""
+    return x[:, 0:1] * R[:, 0] + x[:, 1:2] * R[:, 1] + x[:, 2:3] * R[:, 2]
+
+
+class RobotModel:
+    """Inverse dynamics of a URDF robot.
+
+    ``q``, ``qd``, ``qdd`` and the torques follow ``joint_names`` (after the
+    7/6 floating-base entries when ``floating_base``). 1-D inputs give ``(nv,)``;
+    2-D inputs ``(N, nq)``, ``(N, nv)`` give ``(N, nv)``. A model owns its work
+    buffers: use one model per thread.
+    """
+
+    def __init__(self, tree: KinematicTree, gravity=(0.0, 0.0, -9.81)) -> None:
+        gravity = _as_float_array(gravity, "gravity")
+        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
+            raise ModelError(f"gravity must be 3 finite numbers, got {gravity!r}")
+        self.tree = tree
+        self.joint_names: list[str] = list(tree.joint_names)
+        self.link_names: list[str] = list(tree.link_names)
+        self.nq, self.nv = tree.nq, tree.nv
+        self.floating_base = tree.floating_base
+        self.base_link = tree.base_link  # floating base: the link whose pose and twist q[:7], qd[:6] are
+        self.gravity = gravity
+        self._joints, self._bodies = tree.joints, tree.bodies
+        nb = len(tree.joints)
+        self._work = np.zeros((nb + 1, kernel.WORK_COLUMNS))
+        self._work[kernel.WORLD, kernel.A + 3 : kernel.A + 6] = -gravity  # a_0 = -g
+        self._no_f_ext = np.zeros((1, nb, 6))
+        self._zero_v = np.zeros(self.nv)
+        self._unit_wrench_cache: dict[str, list[np.ndarray]] = {}
+        q0, tau0 = self.neutral_configuration(), np.empty(self.nv)
+        self._rnea_1 = _compiled(
+            kernel.inverse_dynamics, self._joints, self._bodies, q0, tau0, tau0, self._no_f_ext[0], self._work, tau0
+        )
+        self._gravity_1 = _compiled(kernel.gravity, self._joints, self._bodies, q0, self._work, tau0)
+
+    @classmethod
+    def from_urdf(cls, urdf_xml: str | bytes, *, floating_base: bool = False, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
+        return cls(build_tree(parse_urdf(urdf_xml), floating_base), gravity)
+
+    def neutral_configuration(self) -> np.ndarray:
+        """q with every joint at zero and, on a floating base, the base at the origin, unrotated."""
+        q = np.zeros(self.nq)
+        if self.floating_base:
+            q[6] = 1.0  # the unit quaternion's w
+        return q
+
+    @property
+    def num_bodies(self) -> int:
+        return len(self._joints)
+
+    def inverse_dynamics(self, q, qd, qdd, wrenches: Mapping[str, object] | None = None) -> np.ndarray:
+        """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵀ w.
+
+        ``wrenches`` maps link name → ``[fx, fy, fz, tx, ty, tz]``: the wrench the
+        environment applies on the robot, in that link's frame, about its origin.
+        """
+        q, qd, qdd = _c_float_array(q), _c_float_array(qd), _c_float_array(qdd)
+        f_ext = self._f_ext(wrenches, q) if wrenches else self._no_f_ext
+        return self._run(q, qd, qdd, f_ext)
+
+    def gravity_torques(self, q) -> np.ndarray:
+        """g(q): the torques that hold the robot still against gravity."""
+        q = _c_float_array(q)
+        if q.ndim != 1:
+            zero = self._zeros_like(q)
+            return self._run(q, zero, zero, self._no_f_ext)
+        tau = np.empty(self.nv)
+        status = self._gravity_1(self._joints, self._bodies, q, self._work, tau)
+        if status != kernel.OK:
+            raise self._input_error(status, q, self._zero_v, self._zero_v)
+        return tau
+
+    def nonlinear_effects(self, q, qd) -> np.ndarray:
+        """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques."""
+        q, qd = _c_float_array(q), _c_float_array(qd)
+        return self._run(q, qd, self._zeros_like(q), self._no_f_ext)
+
+    def wrench_jacobian_transpose(self, q, links: list[str]) -> np.ndarray:
+        """Jᵀ of wrenches on ``links`` at the single state q: (nv, 6·len(links)).
+
+        Column 6k + i is what a unit wrench component i ([fx, fy, fz, tx, ty, tz], in the
+        frame of links[k], about its origin) does to the generalized forces, so that
+        ``inverse_dynamics(q, qd, qdd, {link: w})`` = ``inverse_dynamics(q, qd, qdd)`` − Jᵀ w.
+        Computed with the kernel itself: Jᵀ e = g(q) − ID(q, 0, 0, e).
+        """
+        q = _c_float_array(q)
+        g = self.gravity_torques(q)
+        JT = np.empty((self.nv, 6 * len(links)))
+        for k, link in enumerate(links):
+            for i, f_ext in enumerate(self._unit_wrenches(link)):
+                JT[:, 6 * k + i] = g - self._run(q, self._zero_v, self._zero_v, f_ext)
+        return JT
+
+    def link_rotation_in_base(self, link: str, q, qd) -> tuple[np.ndarray, np.ndarray]:
+        """(R_base_link, ω_rel): the rotation of ``link`` in the frame of the body the tree starts
+        from (the floating base, or the world for a fixed base) and its angular velocity relative
+        to it, in that frame, at the state (q, qd) (free-flyer entries unused). Forward kinematics
+        with the kernel's own rotation formulas."""
+        frame = self.tree.link_frames.get(link)
+        if frame is None:
+            raise ValueError(f"unknown link '{link}' (links: {self.link_names})")
+        joints, bodies = self._joints, self._bodies
+        chain, i = [], frame.body
+        while i >= 0 and joints[i, kernel.JTYPE] != kernel.FREE_FLYER:
+            chain.append(i)
+            i = joints[i, kernel.PARENT]
+        R, omega = np.eye(3), np.zeros(3)
+        for i in reversed(chain):
+            R = R @ bodies[i, kernel.TREE_R : kernel.TREE_R + 9].reshape(3, 3)
+            if joints[i, kernel.JTYPE] == kernel.REVOLUTE:
+                axis = bodies[i, kernel.AXIS : kernel.AXIS + 3]
+                mult, offset = bodies[i, kernel.MULT], bodies[i, kernel.OFFSET]
+                angle = mult * q[joints[i, kernel.Q_INDEX]] + offset
+                R = R @ np.array(axis_angle(axis, angle)).reshape(3, 3)
+                omega = omega + R @ axis * (mult * qd[joints[i, kernel.V_INDEX]])
+        return R @ frame.R, omega
+
+    def carried_by_base(self, link: str) -> bool:
+        """Whether ``link`` moves with the floating base (every link but those fixed to the world)."""
+        frame = self.tree.link_frames.get(link)
+        return frame is not None and frame.body >= 0
+
+    def _unit_wrenches(self, link: str) -> list[np.ndarray]:
+        """The six unit wrenches on ``link`` as kernel f_ext arrays (they do not depend on q)."""
+        cached = self._unit_wrench_cache.get(link)
+        if cached is None:
+            cached = [self._f_ext({link: e}, self._zero_v) for e in np.eye(6)]
+            self._unit_wrench_cache[link] = cached
+        return cached
+
+    def _zeros_like(self, q: np.ndarray) -> np.ndarray:
+        return self._zero_v if q.ndim == 1 else np.zeros((len(q), self.nv))
+
+    def _run(self, q, qd, qdd, f_ext) -> np.ndarray:
+        j, b, work = self._joints, self._bodies, self._work
+        if q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:  # the hot path: sizes checked in the kernel
+            tau = np.empty(self.nv)
+            status = self._rnea_1(j, b, q, qd, qdd, f_ext[0], work, tau)
+            if status != kernel.OK:
+                raise self._input_error(status, q, qd, qdd)
+            return tau
+        if not (q.ndim == qd.ndim == qdd.ndim == 2) or not (len(q) == len(qd) == len(qdd)):
+            raise self._input_error(kernel.WRONG_SIZE, q, qd, qdd)
+        tau = np.empty((len(q), self.nv))
+        status, row = kernel.rnea_batch(j, b, q, qd, qdd, f_ext, work, tau, numba.get_num_threads())
+        if status != kernel.OK:
+            raise self._input_error(status, q, qd, qdd, row)
+        return tau
+
+    def _input_error(self, status: int, q, qd, qdd, row: int | None = None) -> ValueError:
+        if status == kernel.WRONG_SIZE:
+            return ValueError(
+                f"wrong input shapes: q {q.shape}, qd {qd.shape}, qdd {qdd.shape}; expected "
+                f"(nq,), (nv,), (nv,) or (N, nq), (N, nv), (N, nv) with nq={self.nq}, nv={self.nv} "
+                f"(joints: {self.joint_names})"
+            )
+        where = f"state {row}: " if row is not None else ""
+        return ValueError(where + _STATUS_MESSAGES[status])
+
+    def _f_ext(self, wrenches: Mapping[str, object], q: np.ndarray) -> np.ndarray:
+        """External forces per body, in the body frame, Featherstone order [n; f]."""
+        batch = q.shape[0] if q.ndim == 2 else None
+        f_ext = np.zeros((batch or 1, self.num_bodies, 6))
+        for link, wrench in wrenches.items():
+            frame = self.tree.link_frames.get(link)
+            if frame is None:
+                raise ValueError(f"wrench on unknown link '{link}' (links: {self.link_names})")
+            w = _as_float_array(wrench, f"wrench on '{link}'")
+            if w.shape not in ((6,), (batch, 6)) or not np.all(np.isfinite(w)):
+                raise ValueError(
+                    f"wrench on '{link}' must be finite with shape (6,)"
+                    + (f" or ({batch}, 6)" if batch else "")
+                    + f", got shape {w.shape}"
+                )
+            if frame.body < 0:
+                continue  # carried by the world: no joint feels it
+            w = np.atleast_2d(w)
+            force = _rotate_rows(frame.R, w[:, :3])
+            torque = _rotate_rows(frame.R, w[:, 3:]) + np.cross(frame.p, force)
+            f_ext[:, frame.body, :3] += torque
+            f_ext[:, frame.body, 3:] += force
+        return f_ext

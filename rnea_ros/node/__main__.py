@@ -1,0 +1,3 @@
+from rnea_ros.node.node import main
+
+main()

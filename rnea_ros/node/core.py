@@ -1,0 +1,183 @@
+"""rnea_node without ROS: what happens between its subscriptions and its publishers.
+
+The node converts each message to arrays (``messages``) and hands them here; this class
+merges them into the live model, decides when to compute, computes (``torques``) and keeps
+the figures for /diagnostics. Every method that refuses an input raises
+``InvalidMessageError(reason)``; the node counts it and logs it. Threads: joint_states
+arrive on one thread, the other inputs on the executor's; the live model and the
+settings are replaced whole (one assignment), never changed in place.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.node import diagnostics
+from rnea_ros.node.settings import Settings
+from rnea_ros.node.state import InvalidMessageError, LiveModel
+from rnea_ros.node.torques import Outputs, compute_outputs
+
+
+def build_live_model(description: str, settings: Settings) -> LiveModel:
+    """A model from a description, checked against the settings and proven to compute."""
+    model = RobotModel.from_urdf(description, floating_base=settings.floating_base, gravity=settings.gravity)
+    return LiveModel(model, settings.command_joints, settings.contact_links, description)
+
+
+class RneaCore:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.live: LiveModel | None = None
+        self.model_status = "waiting for robot_description"
+        self.inputs = diagnostics.InputStats()
+        self.rejections = diagnostics.Rejections()
+        self.compute_times = diagnostics.ComputeTimes()
+        self.published = 0
+        self.empty_velocity_seen = False
+        self.waiting_for: list[str] = []
+        self.residual_norm: float | None = None
+        self._future_limit = -math.inf
+
+    # --- robot model -------------------------------------------------------------------------
+    def load(self, live: LiveModel) -> None:
+        self.live = live
+        base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
+        self.model_status = f"model with {live.n} joints{base}"
+
+    def refused(self, reason: str) -> None:
+        """A description was refused: the status says so while there is no model."""
+        if self.live is None:
+            self.model_status = f"no model: robot_description refused: {reason}"
+
+    # --- inputs --------------------------------------------------------------------------------
+    def joint_states(
+        self,
+        names: Sequence[str],
+        position: np.ndarray,
+        velocity: np.ndarray,
+        velocity_given: bool,
+        stamp: float,
+        clock: Callable[[], float],
+    ) -> Outputs | None:
+        """Merges a joint_states message; the outputs to publish once every joint is fresh.
+
+        ``clock`` gives the node's time in seconds (read only when a stamp passes the last limit)."""
+        live = self.live
+        if live is None:
+            return None
+        if stamp > self._future_limit:
+            self._future_limit = clock() + self.settings.future_stamp_tolerance
+            if stamp > self._future_limit:
+                raise InvalidMessageError("future_stamp", "header stamp is in the future (clocks not synchronised?)")
+        if not velocity_given:
+            self.empty_velocity_seen = True
+        if not live.merge_joint_states(names, position, velocity, stamp, self.settings.state_timeout):
+            self.waiting_for = live.stale_joints(self.settings.state_timeout)
+            return None
+        self.waiting_for = []
+        return self._compute(live)
+
+    def _compute(self, live: LiveModel) -> Outputs | None:
+        inputs = live.inputs_now(time.monotonic(), self.settings)
+        start = time.perf_counter()
+        try:
+            outputs = compute_outputs(live, inputs)
+        except (ValueError, np.linalg.LinAlgError) as error:
+            raise InvalidMessageError("compute_error", f"inverse dynamics refused the inputs: {error}") from error
+        if outputs is None:
+            return None  # diagnostics say that no base state is fresh
+        self.compute_times.add(time.perf_counter() - start)
+        if outputs.base_residual is not None:
+            self.residual_norm = float(np.linalg.norm(outputs.base_residual))
+        self.published += 1
+        return outputs
+
+    def desired(self, names: Sequence[str], qdd: np.ndarray, q: np.ndarray | None, qd: np.ndarray | None) -> None:
+        if (live := self.live) is not None:
+            live.set_desired(names, qdd, q, qd, time.monotonic())
+
+    def wrench(self, link: str, wrench: np.ndarray) -> None:
+        if (live := self.live) is not None:
+            live.set_wrench(link, wrench, time.monotonic())
+
+    def odometry(self, q_base: np.ndarray, twist: np.ndarray, child_frame: str) -> None:
+        if (live := self._floating()) is not None:
+            live.set_odometry(q_base, twist, child_frame, time.monotonic())
+
+    def imu(self, link: str, R_world_imu: np.ndarray, omega_imu: np.ndarray) -> None:
+        if (live := self._floating()) is not None:
+            live.set_imu(link, R_world_imu, omega_imu, time.monotonic())
+
+    def base_acceleration(self, frame: str, classical: np.ndarray) -> None:
+        if (live := self._floating()) is not None:
+            live.set_base_acceleration(frame, classical, time.monotonic())
+
+    def _floating(self) -> LiveModel | None:
+        """The live model when it has a floating base (base inputs are ignored otherwise)."""
+        live = self.live
+        return live if live is not None and live.floating else None
+
+    # --- diagnostics ---------------------------------------------------------------------------
+    def report(self, publisher_note: str | None = None) -> diagnostics.Report:
+        """Level, message and values for /diagnostics; ``publisher_note`` says why joint_states may
+        not arrive (the node asks the graph)."""
+        live, settings = self.live, self.settings
+        level = diagnostics.OK if live is not None else diagnostics.ERROR
+        notes = [self.model_status]
+        values = {"model joints": str(live.n if live else 0), "published": str(self.published)}
+        values.update(self.inputs.report())
+        values.update(self.compute_times.values())
+        if live is not None:
+            if publisher_note:
+                level = diagnostics.WARN
+                notes.append(publisher_note)
+            level = max(level, self._input_notes(live, settings, notes, values))
+        new_rejections = self.rejections.new()
+        if new_rejections:
+            level = max(level, diagnostics.WARN)
+            notes.append("rejected: " + ", ".join(f"{n} {reason}" for reason, n in sorted(new_rejections.items())))
+        values.update({f"rejected: {reason}": str(n) for reason, n in sorted(self.rejections.totals().items())})
+        return diagnostics.Report(level, "; ".join(notes), values)
+
+    def _input_notes(self, live: LiveModel, settings: Settings, notes: list[str], values: dict[str, str]) -> int:
+        level = diagnostics.OK
+        now = time.monotonic()
+        if self.empty_velocity_seen:
+            level = diagnostics.WARN
+            notes.append("joint_states without velocity: zero velocity used")
+        if self.waiting_for:
+            level = diagnostics.WARN
+            notes.append(f"no torques: stale or missing joint_states for {self.waiting_for[:10]}")
+        if live.desired is not None and now - live.desired.received > settings.acceleration_timeout:
+            notes.append("desired_accelerations stale: zero accelerations used")
+        for link, (_, received) in sorted(live.wrenches.items()):
+            age = now - received
+            values[f"wrench '{link}' age [s]"] = f"{age:.3f}"
+            if age > settings.wrench_timeout:
+                notes.append(f"wrench on '{link}' expired")
+        if live.floating:
+            level = max(level, self._base_notes(live, settings, now, notes, values))
+        return level
+
+    def _base_notes(self, live: LiveModel, settings: Settings, now: float, notes: list[str], values: dict) -> int:
+        level = diagnostics.OK
+        source = live.base_source(now, settings.base_timeout)
+        values["base state source"] = source or "none"
+        if source is None:
+            level = diagnostics.WARN
+            notes.append("no torques: no fresh base_odometry or imu (floating base)")
+        elif source == "imu":
+            notes.append("base from imu: base linear velocity taken as zero")
+        accel = live.base_acceleration
+        if accel is None or now - accel[1] > settings.acceleration_timeout:
+            values["base acceleration"] = "zero (no fresh desired_base_acceleration)"
+        if self.residual_norm is not None:
+            values["base wrench residual norm"] = f"{self.residual_norm:.3f}"
+        if live.contacts is not None:
+            values["contact links"] = ", ".join(live.contacts.links)
+        return level

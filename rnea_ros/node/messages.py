@@ -1,0 +1,119 @@
+"""ROS messages <-> arrays, with the checks that decide whether a message is usable.
+
+No node state lives here: every function takes a message and returns arrays in the
+message's own order, or raises ``InvalidMessageError`` with a reason that the node counts
+in its diagnostics. Checks that need the robot model (names, frames) are ``LiveModel``'s.
+"""
+
+from __future__ import annotations
+
+import array
+import math
+
+import numpy as np
+from geometry_msgs.msg import AccelStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from rnea_ros.dynamics.rotations import quaternion_matrix
+from rnea_ros.node.state import InvalidMessageError
+
+
+def stamp_seconds(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def finite_array(values, what: str) -> np.ndarray:
+    """``values`` as float64; NaN and Inf (and values so large that their sum overflows) are refused."""
+    if not math.isfinite(sum(values)):  # NaN and Inf survive a sum: one cheap pass, no numpy warnings
+        raise InvalidMessageError("non_finite", f"{what} contains NaN or Inf")
+    return np.asarray(values, dtype=np.float64)
+
+
+def joint_state_arrays(msg: JointState) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(position, velocity, velocity_given) of a JointState, in the message's own order."""
+    n = len(msg.name)
+    if len(msg.position) != n:
+        raise InvalidMessageError("wrong_length", f"joint_states has {n} names but {len(msg.position)} positions")
+    velocity_given = len(msg.velocity) > 0
+    if velocity_given and len(msg.velocity) != n:
+        raise InvalidMessageError("wrong_length", f"joint_states has {n} names but {len(msg.velocity)} velocities")
+    position = finite_array(msg.position, "joint_states position")
+    velocity = finite_array(msg.velocity, "joint_states velocity") if velocity_given else np.zeros(n)
+    return position, velocity, velocity_given
+
+
+def desired_point(msg: JointTrajectory) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(names, qdd, q, qd) of the first point, in the message's order; q and qd are None when the
+    point has no state."""
+    if not msg.points:
+        raise InvalidMessageError("empty_trajectory", "desired_accelerations has no points")
+    point = msg.points[0]
+    n = len(msg.joint_names)
+    if len(point.accelerations) != n:
+        raise InvalidMessageError(
+            "wrong_length", f"desired_accelerations has {n} joint names but {len(point.accelerations)} accelerations"
+        )
+    qdd = finite_array(point.accelerations, "desired_accelerations")
+    if len(point.positions) != n or len(point.velocities) != n:
+        return list(msg.joint_names), qdd, None, None
+    q = finite_array(point.positions, "desired positions")
+    qd = finite_array(point.velocities, "desired velocities")
+    return list(msg.joint_names), qdd, q, qd
+
+
+def _vector6(first, second, what: str) -> np.ndarray:
+    """Two geometry_msgs/Vector3 as one finite 6-vector."""
+    return finite_array([first.x, first.y, first.z, second.x, second.y, second.z], what)
+
+
+def wrench_array(msg: WrenchStamped) -> np.ndarray:
+    """[fx, fy, fz, tx, ty, tz] of a WrenchStamped."""
+    return _vector6(msg.wrench.force, msg.wrench.torque, "wrench")
+
+
+def base_acceleration_array(msg: AccelStamped) -> np.ndarray:
+    """[a, α] of a geometry_msgs/AccelStamped."""
+    return _vector6(msg.accel.linear, msg.accel.angular, "desired_base_acceleration")
+
+
+def as_float64_array(x: np.ndarray) -> array.array:
+    """The storage type of float64[] message fields: assigning it skips rclpy's per-element checks."""
+    out = array.array("d")
+    out.frombytes(np.ascontiguousarray(x, dtype=np.float64).tobytes())
+    return out
+
+
+# --- floating base ----------------------------------------------------------------------------
+QUATERNION_TOLERANCE = 1e-3
+
+
+def unit_quaternion(x: float, y: float, z: float, w: float, what: str) -> np.ndarray:
+    """[x, y, z, w] normalised; refused when far from unit norm (a zero or garbage quaternion)."""
+    quaternion = finite_array([x, y, z, w], what)
+    if np.abs(quaternion).max() > 2.0:  # no unit quaternion has such a component (and no overflow below)
+        raise InvalidMessageError("bad_quaternion", f"{what} {quaternion.tolist()} is not a unit quaternion")
+    norm = float(np.linalg.norm(quaternion))
+    if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+        raise InvalidMessageError("bad_quaternion", f"{what} has norm {norm:.4g}, not 1")
+    return quaternion / norm
+
+
+def odometry_base_state(msg: Odometry) -> tuple[np.ndarray, np.ndarray]:
+    """(q_base [x, y, z, qx, qy, qz, qw], twist [v, ω]) of a nav_msgs/Odometry (the twist is in
+    ``child_frame_id``, which ``LiveModel`` checks is the root link)."""
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    position = finite_array([p.x, p.y, p.z], "base_odometry position")
+    quaternion = unit_quaternion(o.x, o.y, o.z, o.w, "base_odometry orientation")
+    twist = _vector6(msg.twist.twist.linear, msg.twist.twist.angular, "base_odometry twist")
+    return np.concatenate([position, quaternion]), twist
+
+
+def imu_reading(msg: Imu) -> tuple[np.ndarray, np.ndarray]:
+    """(R_world_imu, ω_imu in the IMU frame) of a sensor_msgs/Imu that carries an orientation."""
+    if msg.orientation_covariance[0] == -1.0:
+        raise InvalidMessageError("imu_without_orientation", "imu message has no orientation (covariance[0] = -1)")
+    o, w = msg.orientation, msg.angular_velocity
+    quaternion = unit_quaternion(o.x, o.y, o.z, o.w, "imu orientation")
+    return quaternion_matrix(quaternion), finite_array([w.x, w.y, w.z], "imu angular velocity")

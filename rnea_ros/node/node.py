@@ -1,0 +1,313 @@
+"""rnea_node: live feed-forward efforts and gravity torques from /joint_states.
+
+Wiring only: parameters are declared in ``parameters``, messages become arrays in
+``messages``, ``RneaCore`` (plain Python) merges them and computes, ``ModelLoader``
+builds descriptions one at a time off the hot path, and this class subscribes,
+publishes, logs and answers parameter changes. Threads: joint_states and the computation
+run on a dedicated thread (``subscription``), the other inputs and the diagnostics on the
+executor, model builds on the loader's thread. See the README for the interface.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import AccelStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from rnea_ros.node import messages, parameters
+from rnea_ros.node.core import RneaCore, build_live_model
+from rnea_ros.node.loader import ModelLoader
+from rnea_ros.node.settings import Settings
+from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
+from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.node.torques import Outputs
+
+DESCRIPTION_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+# 25 ms at 2 kHz: a scheduling hiccup or a model rebuild delays messages instead of dropping them
+# (a late feed-forward is harmless: controllers keep the newest command).
+JOINT_STATES_DEPTH = 50
+MAX_WARNED_FRAMES = 100
+
+
+class OutputMessages:
+    """The output messages of one model, built once and refilled for each state."""
+
+    def __init__(self, live: LiveModel) -> None:
+        self.live = live
+        names = list(live.model.joint_names)
+        self.efforts, self.gravity = JointState(name=names), JointState(name=names)
+        self.commands = Float64MultiArray()
+        self.residual = WrenchStamped()
+        self.residual.header.frame_id = live.model.base_link or ""
+
+
+class RneaNode(Node):
+    def __init__(self) -> None:
+        super().__init__("rnea_node")
+        self.fatal_error: str | None = None
+        try:
+            settings = parameters.declare(self)
+        except ValueError as error:
+            settings = Settings()
+            self._fatal(f"invalid parameter: {error}")
+        self.core = RneaCore(settings)
+        self._messages: OutputMessages | None = None  # touched by the joint_states thread only
+        self._warned_frames: set[str] = set()
+        self.loader = ModelLoader(self._build, self._loaded, self._refused)
+
+        # No QoS event handlers on the publishers (incompatible subscribers are warned on their side):
+        # the executor polls every handler on each wake-up, which costs ~5 µs per message each.
+        quiet = PublisherEventCallbacks(use_default_callbacks=False)
+        self.pub_efforts = self.create_publisher(JointState, "feedforward_efforts", 10, event_callbacks=quiet)
+        self.pub_gravity = self.create_publisher(JointState, "gravity_torques", 10, event_callbacks=quiet)
+        self.pub_commands = self.create_publisher(Float64MultiArray, "effort_commands", 10, event_callbacks=quiet)
+        self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10, event_callbacks=quiet)
+        self.pub_residual = self.create_publisher(WrenchStamped, "base_wrench_residual", 10, event_callbacks=quiet)
+        self.pub_contacts = self.create_publisher(
+            WrenchStamped, "estimated_contact_wrenches", 10, event_callbacks=quiet
+        )
+        self.joint_states: DedicatedSubscription | None = None
+        if self.fatal_error:
+            return
+        if settings.robot_description:
+            self._load_at_startup(settings.robot_description)
+            if self.fatal_error:
+                return
+        else:
+            self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
+        self.joint_states = DedicatedSubscription(
+            self, JointState, "joint_states", self._on_joint_states, JOINT_STATES_DEPTH
+        )
+        self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
+        self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
+        self.create_subscription(Imu, "imu", self._on_imu, 10)
+        self.create_subscription(AccelStamped, "desired_base_acceleration", self._on_base_acceleration, 10)
+        flipped = set(settings.flip_wrench_topics)
+        for topic in settings.wrench_topics:
+            sign = -1.0 if topic in flipped else 1.0
+            self.create_subscription(WrenchStamped, topic, lambda msg, s=sign: self._on_wrench(msg, s), 10)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.create_timer(1.0, self._publish_diagnostics)
+        self.joint_states.start()
+
+    def destroy_node(self) -> None:
+        if self.joint_states is not None:
+            self.joint_states.destroy()
+        super().destroy_node()
+
+    def _fatal(self, message: str) -> None:
+        self.fatal_error = message
+        self.get_logger().fatal(f"{message}; fix the parameters. Shutting down.")
+
+    # --- robot model -------------------------------------------------------------------------
+    def _load_at_startup(self, description: str) -> None:
+        """The description given by parameter: built before anything is served."""
+        try:
+            self._loaded(self._build(description))
+        except ConfigurationError as error:  # the node cannot do what it was configured for
+            self._fatal(str(error))
+        except Exception as error:
+            self._refused(error)
+
+    def _build(self, description: str) -> LiveModel:
+        return build_live_model(description, self.core.settings)
+
+    def _on_description(self, msg: String) -> None:
+        self.core.inputs.received("robot_description")
+        self.loader.submit(msg.data)
+
+    def _loaded(self, live: LiveModel) -> None:
+        self.core.load(live)
+        self._warned_frames = set()
+        base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
+        self.get_logger().info(f"robot model loaded: {live.n} joints{base} {live.model.joint_names}")
+        if self.core.settings.contact_links and not live.floating:
+            self.get_logger().warning("contact_links is ignored: the robot has a fixed base")
+
+    def _refused(self, error: Exception) -> None:
+        self.core.rejections.count("bad_robot_description")
+        reason = str(error)[:500]  # a hostile description must not flood the log
+        keeping = "keeping the previous model" if self.core.live is not None else "no model yet"
+        self.get_logger().error(f"robot_description refused ({keeping}): {reason}")
+        self.core.refused(reason)
+
+    # --- parameters ----------------------------------------------------------------------------
+    def _on_set_parameters(self, changed: list) -> SetParametersResult:
+        """A live change is applied whole or refused with the reason; never accepted and ignored."""
+        values = parameters.changes(changed)
+        try:
+            settings = parameters.settings_from(values, self.core.settings)
+        except ValueError as error:
+            return SetParametersResult(successful=False, reason=str(error))
+        if "robot_description" in values and not settings.robot_description:
+            return SetParametersResult(successful=False, reason="robot_description cannot be emptied at run time")
+        live = self.core.live
+        description = settings.robot_description or (live.description if live is not None else "")
+        if ("gravity" in values or "robot_description" in values) and description:
+            try:
+                live = build_live_model(description, settings)
+            except Exception as error:
+                return SetParametersResult(successful=False, reason=f"the model cannot be built: {str(error)[:300]}")
+            self.core.settings = settings
+            self._loaded(live)
+            return SetParametersResult(successful=True)
+        return self._apply_settings(settings)
+
+    def _apply_settings(self, settings: Settings) -> SetParametersResult:
+        self.core.settings = settings
+        return SetParametersResult(successful=True)
+
+    # --- inputs --------------------------------------------------------------------------------
+    def _reject(self, rejection: InvalidMessageError, topic: str) -> None:
+        self.core.rejections.count(rejection.reason)
+        self.get_logger().warning(f"{topic}: {rejection} (message ignored)", throttle_duration_sec=1.0)
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        core = self.core
+        core.inputs.received("joint_states")
+        try:
+            position, velocity, velocity_given = messages.joint_state_arrays(msg)
+            stamp = messages.stamp_seconds(msg.header.stamp)
+            outputs = core.joint_states(msg.name, position, velocity, velocity_given, stamp, self._clock_seconds)
+        except InvalidMessageError as rejection:
+            return self._reject(rejection, "joint_states")
+        if outputs is not None:
+            self._publish(outputs, msg.header)
+
+    def _clock_seconds(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_desired(self, msg: JointTrajectory) -> None:
+        self.core.inputs.received("desired_accelerations")
+        try:
+            self.core.desired(*messages.desired_point(msg))
+        except InvalidMessageError as rejection:
+            self._reject(rejection, "desired_accelerations")
+
+    def _on_wrench(self, msg: WrenchStamped, sign: float) -> None:
+        self.core.inputs.received("wrenches")
+        frame = msg.header.frame_id
+        try:
+            self.core.wrench(frame, sign * messages.wrench_array(msg))
+        except InvalidMessageError as rejection:
+            if rejection.reason != "unknown_wrench_frame":
+                return self._reject(rejection, f"wrench on '{frame}'")
+            self.core.rejections.count(rejection.reason)
+            if frame not in self._warned_frames and len(self._warned_frames) < MAX_WARNED_FRAMES:
+                self._warned_frames.add(frame)
+                self.get_logger().warning(f"{rejection}: ignored")
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        self.core.inputs.received("base_odometry")
+        try:
+            self.core.odometry(*messages.odometry_base_state(msg), msg.child_frame_id)
+        except InvalidMessageError as rejection:
+            self._reject(rejection, "base_odometry")
+
+    def _on_imu(self, msg: Imu) -> None:
+        self.core.inputs.received("imu")
+        try:
+            self.core.imu(msg.header.frame_id, *messages.imu_reading(msg))
+        except InvalidMessageError as rejection:
+            self._reject(rejection, "imu")
+
+    def _on_base_acceleration(self, msg: AccelStamped) -> None:
+        self.core.inputs.received("desired_base_acceleration")
+        try:
+            self.core.base_acceleration(msg.header.frame_id, messages.base_acceleration_array(msg))
+        except InvalidMessageError as rejection:
+            self._reject(rejection, "desired_base_acceleration")
+
+    # --- output --------------------------------------------------------------------------------
+    def _publish(self, outputs: Outputs, header) -> None:
+        """effort_commands first (it is what a controller waits for), then the other outputs."""
+        out = self._messages
+        if out is None or out.live is not outputs.live:
+            out = self._messages = OutputMessages(outputs.live)
+        out.commands.data = messages.as_float64_array(outputs.commands)
+        self.pub_commands.publish(out.commands)
+        position = messages.as_float64_array(outputs.q)
+        efforts = out.efforts
+        efforts.header, efforts.position = header, position
+        efforts.velocity, efforts.effort = messages.as_float64_array(outputs.qd), messages.as_float64_array(outputs.tau)
+        self.pub_efforts.publish(efforts)
+        gravity = out.gravity
+        gravity.header, gravity.position, gravity.effort = header, position, messages.as_float64_array(outputs.gravity)
+        self.pub_gravity.publish(gravity)
+        if outputs.base_residual is not None:
+            self._publish_wrench(self.pub_residual, out.residual, header, outputs.base_residual)
+        for link, wrench in (outputs.contact_wrenches or {}).items():
+            msg = WrenchStamped()
+            msg.header.frame_id = link
+            self._publish_wrench(self.pub_contacts, msg, header, wrench)
+
+    @staticmethod
+    def _publish_wrench(publisher, msg: WrenchStamped, header, wrench: np.ndarray) -> None:
+        msg.header.stamp = header.stamp
+        f, t = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z, t.x, t.y, t.z = (float(x) for x in wrench)
+        publisher.publish(msg)
+
+    # --- diagnostics ---------------------------------------------------------------------------
+    def _publish_diagnostics(self) -> None:
+        report = self.core.report(self._joint_states_publisher_note())
+        status = DiagnosticStatus(
+            level=bytes([report.level]),
+            name="rnea_node: inverse dynamics",
+            hardware_id=self.get_fully_qualified_name(),
+            message=report.message,
+            values=[KeyValue(key=k, value=v) for k, v in report.values.items()],
+        )
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diagnostics.publish(array)
+
+    def _joint_states_publisher_note(self) -> str | None:
+        """Why joint_states may not arrive: no publisher, or one whose QoS cannot reach a reliable reader."""
+        publishers = self.get_publishers_info_by_topic(self.joint_states.topic_name)
+        if not publishers:
+            return "no joint_states publisher"
+        best_effort = [p.node_name for p in publishers if p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT]
+        if best_effort:
+            return f"joint_states publishers {best_effort} are best effort: this node's reliable reader gets nothing"
+        return None
+
+
+# A model rebuild (Python, in a thread) holds the GIL; the interpreter hands it over every
+# 5 ms by default, which at 2 kHz is 10 joint_states: the whole subscription queue.
+GIL_SWITCH_INTERVAL = 0.0005
+
+
+def main(args=None) -> None:
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL)
+    rclpy.init(args=args)
+    node = RneaNode()
+    try:
+        if node.fatal_error is None:
+            rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        fatal = node.fatal_error
+        node.destroy_node()
+        rclpy.try_shutdown()
+    if fatal:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The node's settings: every parameter's value, validated, as one immutable object.
+
+Plain Python (no rclpy): ``parameters.py`` declares the ROS parameters and builds a
+``Settings`` from them; a live change builds a new one (or is refused with the
+``ValueError``'s message) and the node swaps it in whole.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+MAX_TOPICS = 32  # wrench topics: each is a subscription; a thousand would be a mistake, not a robot
+
+
+@dataclass(frozen=True)
+class Settings:
+    robot_description: str = ""
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    state_timeout: float = 0.1
+    acceleration_timeout: float = 0.1
+    wrench_timeout: float = 0.1
+    future_stamp_tolerance: float = 1.0
+    use_desired_state: bool = False
+    wrench_topics: tuple[str, ...] = ("external_wrenches",)
+    flip_wrench_topics: tuple[str, ...] = ()
+    command_joints: tuple[str, ...] = ()
+    floating_base: bool = False
+    base_timeout: float = 0.1
+    contact_links: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
+            raise ValueError(f"gravity must be 3 finite numbers, got {list(self.gravity)}")
+        for name in ("state_timeout", "acceleration_timeout", "wrench_timeout", "base_timeout"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+        if not (math.isfinite(self.future_stamp_tolerance) and self.future_stamp_tolerance >= 0.0):
+            raise ValueError(f"future_stamp_tolerance must be ≥ 0 s, got {self.future_stamp_tolerance}")
+        if len(self.wrench_topics) > MAX_TOPICS:
+            raise ValueError(f"wrench_topics lists {len(self.wrench_topics)} topics, at most {MAX_TOPICS}")
+
+    def with_values(self, **values) -> Settings:
+        """A copy with some values changed; ValueError (with the reason) when one is not valid."""
+        return replace(self, **values)
+
+
+def names(values) -> tuple[str, ...]:
+    """A string-array parameter as a tuple without empty entries (``[""]`` stands for an empty list)."""
+    return tuple(str(v) for v in values if v)

@@ -1,0 +1,262 @@
+"""What the node knows at one instant, for one robot model: plain Python on arrays, no rclpy.
+
+``LiveModel`` is one robot model with everything that must change together with it: the
+latest inputs merged per joint, the name lookup, which inputs are fresh. The node swaps it
+whole when a new description is loaded, so that no output is ever computed from a mix of
+two models. Every check that rejects an input raises ``InvalidMessageError(reason)``; the
+node counts the reason in its diagnostics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from rnea_ros.dynamics.contacts import ContactLinks
+from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
+from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.node.settings import Settings
+
+MAX_CACHED_NAME_LISTS = 64
+
+
+class InvalidMessageError(ValueError):
+    """An input that cannot be used; ``reason`` is the diagnostics key it is counted under."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+class ConfigurationError(ValueError):
+    """``command_joints`` or ``contact_links`` name a joint or link the robot model lacks."""
+
+
+class NameMatch(NamedTuple):
+    message_rows: np.ndarray  # rows of the message whose names the model knows ...
+    model_rows: np.ndarray  # ... and the model rows they go to
+    full: np.ndarray | None  # when the message names every model joint: its row for each model joint
+
+
+class NameMatcher:
+    """Maps a message's joint names to model rows; the mapping of each distinct name list is cached.
+
+    Publishers send the same name list every time, so the hot path does one dictionary
+    lookup on the tuple of names.
+    """
+
+    def __init__(self, index: Mapping[str, int]) -> None:
+        self.index = dict(index)
+        self._cache: dict[tuple[str, ...], NameMatch] = {}
+
+    def match(self, names: Sequence[str]) -> NameMatch:
+        key = tuple(names)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        if len(set(key)) != len(key):
+            raise InvalidMessageError("duplicate_names", "message has duplicate joint names")
+        pairs = [(k, self.index[name]) for k, name in enumerate(key) if name in self.index]
+        message_rows = np.array([k for k, _ in pairs], dtype=np.intp)
+        model_rows = np.array([j for _, j in pairs], dtype=np.intp)
+        full = None
+        if len(pairs) == len(self.index):
+            full = np.empty(len(pairs), dtype=np.intp)
+            full[model_rows] = message_rows
+        if len(self._cache) >= MAX_CACHED_NAME_LISTS:  # hostile publishers must not grow memory
+            self._cache.clear()
+        self._cache[key] = match = NameMatch(message_rows, model_rows, full)
+        return match
+
+
+@dataclass(frozen=True)
+class Desired:
+    """The latest desired_accelerations point, in model order (q, qd: None without a state; NaN: not named)."""
+
+    qdd: np.ndarray
+    q: np.ndarray | None
+    qd: np.ndarray | None
+    received: float  # time.monotonic()
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What one computation uses: the joints' q, q̇, q̈, the fresh wrenches and, on a floating
+    base, the base state and acceleration (None: no fresh base state, nothing to compute)."""
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    wrenches: dict[str, np.ndarray] | None
+    base: BaseState | None = None
+    base_acceleration: np.ndarray | None = None  # classical [a, α] in the base frame; None: zero
+
+
+class LiveModel:
+    """One robot model and the latest inputs merged into it (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: RobotModel,
+        command_joints: Sequence[str] = (),
+        contact_links: Sequence[str] = (),
+        description: str = "",
+    ) -> None:
+        self.model = model
+        self.description = description  # the text the model was built from (rebuilt on a gravity change)
+        index = {name: k for k, name in enumerate(model.joint_names)}
+        missing = [name for name in command_joints if name not in index]
+        if missing:
+            raise ConfigurationError(f"command_joints names joints the robot model lacks: {missing}")
+        self.matcher = NameMatcher(index)
+        self.links = frozenset(model.link_names)
+        self.command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
+        # q, qd, ... below are the joints' part; a floating base adds its own state in front.
+        self.floating = model.floating_base
+        self.n = n = model.nv - (BASE_DOFS if self.floating else 0)
+        try:
+            self.contacts = ContactLinks(model, list(contact_links)) if self.floating and contact_links else None
+        except ValueError as error:
+            raise ConfigurationError(str(error)) from error
+        self.q, self.qd = np.zeros(n), np.zeros(n)
+        self.zeros = np.zeros(n)
+        self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
+        self.newest_stamp = -math.inf
+        # Written by the executor thread, read by the joint_states thread: each is replaced
+        # whole by one assignment (atomic), never changed in place.
+        self.desired: Desired | None = None
+        self.wrenches: dict[str, tuple[np.ndarray, float]] = {}  # link -> (wrench, receive time)
+        self.odometry: BaseState | None = None
+        self.imu: ImuReading | None = None
+        self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
+        self._prove_it_computes()
+
+    def _prove_it_computes(self) -> None:
+        """A model that cannot give finite torques at its neutral state must never go live
+        (ValueError); this also caches the contact Jacobian's unit wrenches before any message."""
+        q0 = self.model.neutral_configuration()
+        zero = np.zeros(self.model.nv)
+        self.model.inverse_dynamics(q0, zero, zero)
+        if self.contacts is not None:
+            self.contacts.jacobian_transpose(q0)
+
+    # --- joint_states ------------------------------------------------------------------------
+    def merge_joint_states(
+        self, names: Sequence[str], position: np.ndarray, velocity: np.ndarray, stamp: float, state_timeout: float
+    ) -> bool:
+        """Takes a message's values (its own order) in; True when every joint is fresh enough to compute."""
+        match = self.matcher.match(names)
+        if len(match.model_rows) == 0:
+            return False
+        if match.full is not None:  # the usual case, one publisher for all joints: nothing to merge
+            if stamp < self.newest_stamp:
+                raise InvalidMessageError("out_of_order", "header stamp older than the last joint_states used")
+            self.q, self.qd = position[match.full], velocity[match.full]
+            self.stamp.fill(stamp)
+            self.newest_stamp = stamp
+            return True
+        if np.any(stamp < self.stamp[match.model_rows]):
+            raise InvalidMessageError("out_of_order", "header stamp older than the last joint_states used")
+        self.q[match.model_rows] = position[match.message_rows]
+        self.qd[match.model_rows] = velocity[match.message_rows]
+        self.stamp[match.model_rows] = stamp
+        self.newest_stamp = max(self.newest_stamp, stamp)
+        return self.newest_stamp - self.stamp.min() <= state_timeout
+
+    def stale_joints(self, timeout: float) -> list[str]:
+        return [self.model.joint_names[j] for j in np.flatnonzero(self.newest_stamp - self.stamp > timeout)]
+
+    # --- other inputs ------------------------------------------------------------------------
+    def set_desired(
+        self, names: Sequence[str], qdd: np.ndarray, q: np.ndarray | None, qd: np.ndarray | None, now: float
+    ) -> None:
+        """A desired point (the message's order) in model order: unnamed joints get q̈ = 0 and no state."""
+        message_rows, model_rows, _ = self.matcher.match(names)
+        model_qdd = np.zeros(self.n)
+        model_qdd[model_rows] = qdd[message_rows]
+        model_q = model_qd = None
+        if q is not None and qd is not None:
+            model_q, model_qd = np.full(self.n, math.nan), np.full(self.n, math.nan)
+            model_q[model_rows], model_qd[model_rows] = q[message_rows], qd[message_rows]
+        self.desired = Desired(model_qdd, model_q, model_qd, now)
+
+    def set_wrench(self, link: str, wrench: np.ndarray, now: float) -> None:
+        if link not in self.links:
+            raise InvalidMessageError(
+                "unknown_wrench_frame", f"wrench in frame '{link}', which is no link of the robot"
+            )
+        self.wrenches = {**self.wrenches, link: (wrench, now)}
+
+    def set_odometry(self, q_base: np.ndarray, v_base: np.ndarray, child_frame: str, now: float) -> None:
+        base_link = self.model.base_link
+        if child_frame != base_link:
+            raise InvalidMessageError(
+                "wrong_child_frame",
+                f"base_odometry child_frame_id is '{child_frame}', but the twist must be in the "
+                f"robot's root link '{base_link}'",
+            )
+        self.odometry = BaseState(q_base, v_base, "base_odometry", now)
+
+    def set_imu(self, link: str, R_world_imu: np.ndarray, omega_imu: np.ndarray, now: float) -> None:
+        if not self.model.carried_by_base(link):
+            raise InvalidMessageError("imu_frame", f"frame '{link}' is not a link of the robot")
+        self.imu = ImuReading(R_world_imu, omega_imu, link, now)
+
+    def set_base_acceleration(self, frame: str, classical: np.ndarray, now: float) -> None:
+        base_link = self.model.base_link
+        if frame not in ("", base_link):
+            raise InvalidMessageError("wrong_frame", f"frame '{frame}' is not the root link '{base_link}'")
+        self.base_acceleration = (classical, now)
+
+    # --- what to compute with ----------------------------------------------------------------
+    def inputs_now(self, now: float, settings: Settings) -> Inputs:
+        """q, q̇, q̈ and wrenches to compute with: measured or desired state, fresh inputs only."""
+        q, qd, qdd = self.q, self.qd, self.zeros
+        desired = self.desired
+        if desired is not None and now - desired.received <= settings.acceleration_timeout:
+            qdd = desired.qdd
+            if settings.use_desired_state and desired.q is not None:
+                q = np.where(np.isnan(desired.q), q, desired.q)
+                qd = np.where(np.isnan(desired.qd), qd, desired.qd)
+        wrenches = self.fresh_wrenches(now, settings.wrench_timeout)
+        if not self.floating:
+            return Inputs(q, qd, qdd, wrenches)
+        base = self.fresh_base(now, settings.base_timeout, q, qd)
+        return Inputs(q, qd, qdd, wrenches, base, self._base_acceleration(now, settings.acceleration_timeout))
+
+    def fresh_wrenches(self, now: float, timeout: float) -> dict[str, np.ndarray] | None:
+        fresh = {link: w for link, (w, received) in self.wrenches.items() if now - received <= timeout}
+        return fresh or None
+
+    def base_source(self, now: float, timeout: float) -> str | None:
+        """Odometry when fresh, else the IMU, else nothing to compute with."""
+        for name, state in (("base_odometry", self.odometry), ("imu", self.imu)):
+            if state is not None and now - state.received <= timeout:
+                return name
+        return None
+
+    def fresh_base(self, now: float, timeout: float, q_joints: np.ndarray, qd_joints: np.ndarray) -> BaseState | None:
+        source = self.base_source(now, timeout)
+        if source is None:
+            return None
+        if source == "base_odometry":
+            return self.odometry
+        # The IMU's link may sit behind joints: its rotation and rate relative to the base come
+        # from the joint state this computation uses.
+        reading = self.imu
+        q, qd = self.model.neutral_configuration(), np.zeros(self.model.nv)
+        q[7:], qd[BASE_DOFS:] = q_joints, qd_joints
+        R_base_imu, omega_rel = self.model.link_rotation_in_base(reading.link, q, qd)
+        q_base, v_base = base_state_from_imu(reading, R_base_imu, omega_rel)
+        return BaseState(q_base, v_base, "imu", reading.received)
+
+    def _base_acceleration(self, now: float, timeout: float) -> np.ndarray | None:
+        """The fresh desired_base_acceleration (None: zero is used)."""
+        accel = self.base_acceleration
+        if accel is None or now - accel[1] > timeout:
+            return None
+        return accel[0]
