@@ -44,6 +44,7 @@ class KinematicTree:
     nq: int
     nv: int
     base_link: str | None = None  # the link the free flyer carries (floating base only)
+    warnings: tuple[str, ...] = ()  # what the URDF holds that is kept but not physical
 
 
 def build_tree(urdf: URDFTree, floating_base: bool) -> KinematicTree:
@@ -165,7 +166,7 @@ class _TreeBuilder:
         row[kernel.ROT_INERTIA : kernel.ROT_INERTIA + 9] += I_o.ravel()
 
     def finish(self, urdf: URDFTree, floating_base: bool, base_link: str | None) -> KinematicTree:
-        joint_names, nq, nv = self._assign_coordinates(floating_base)
+        joint_names, nq, nv, mimic_warnings = self._assign_coordinates(floating_base)
         return KinematicTree(
             joints=np.array(self.joint_rows, dtype=np.int64).reshape(-1, kernel.JOINT_COLUMNS),
             bodies=np.array(self.body_rows, dtype=np.float64).reshape(-1, kernel.BODY_COLUMNS),
@@ -176,49 +177,72 @@ class _TreeBuilder:
             nq=nq,
             nv=nv,
             base_link=base_link,
+            warnings=(*urdf.warnings, *mimic_warnings),
         )
 
-    def _assign_coordinates(self, floating_base: bool) -> tuple[list[str], int, int]:
-        """Give each independent joint its q and v index; point mimic joints at their master's."""
+    def _assign_coordinates(self, floating_base: bool) -> tuple[list[str], int, int, list[str]]:
+        """Give each independent joint its q and v index; point mimic joints at their master's.
+
+        A mimic of a joint the robot does not have (a broken URDF that other libraries load)
+        leaves its joint independent, with a warning."""
         nq, nv = 7 * floating_base, 6 * floating_base  # the free flyer, if any, is body 0
+        movable = {joint.name: joint for joint in self.body_joints if joint is not None}
+        warnings = []
+        for joint in movable.values():
+            if joint.mimic is not None and joint.mimic.joint not in movable:
+                warnings.append(
+                    f"joint '{joint.name}': mimics '{joint.mimic.joint}', which is not a movable joint "
+                    "of the robot; the joint is treated as independent"
+                )
+        independent = {
+            name for name, joint in movable.items() if joint.mimic is None or joint.mimic.joint not in movable
+        }
         coordinate: dict[str, tuple[int, int]] = {}
         joint_names: list[str] = []
         for i, joint in enumerate(self.body_joints):
             if joint is None:
                 self.joint_rows[i][2:] = [0, 0]
-            elif joint.mimic is None:
+            elif joint.name in independent:
                 coordinate[joint.name] = (nq, nv)
                 self.joint_rows[i][2:] = [nq, nv]
                 joint_names.append(joint.name)
                 nq, nv = nq + 1, nv + 1
-        movable = {joint.name: joint for joint in self.body_joints if joint is not None}
+        couplings = _resolve_mimics(movable, independent)
         for i, joint in enumerate(self.body_joints):
-            if joint is not None and joint.mimic is not None:
-                master, multiplier, offset = _resolve_mimic(joint, movable)
+            if joint is not None and joint.name not in independent:
+                master, multiplier, offset = couplings[joint.name]
                 self.joint_rows[i][2:] = list(coordinate[master])
                 self.body_rows[i][kernel.MULT] = multiplier
                 self.body_rows[i][kernel.OFFSET] = offset
-        return joint_names, nq, nv
+        return joint_names, nq, nv, warnings
 
 
-def _resolve_mimic(joint: Joint, movable: Mapping[str, Joint]) -> tuple[str, float, float]:
-    """Follow a mimic chain to its independent master: q = multiplier * q_master + offset."""
-    multiplier, offset = 1.0, 0.0
-    seen = [joint.name]
-    while joint.mimic is not None:
-        master = movable.get(joint.mimic.joint)
-        if master is None:
-            raise ModelError(
-                f"joint '{seen[0]}': mimics '{joint.mimic.joint}', which is not a movable joint of the robot"
-            )
-        # q_joint = m q_master + o, and q_master itself may be a mimic
-        offset = multiplier * joint.mimic.offset + offset
-        multiplier = multiplier * joint.mimic.multiplier
-        if master.name in seen:
-            raise ModelError(f"mimic loop: {' -> '.join([*seen, master.name])}")
-        seen.append(master.name)
-        joint = master
-    return joint.name, multiplier, offset
+MAX_MIMIC_COEFFICIENT = 1e9
+
+
+def _resolve_mimics(movable: Mapping[str, Joint], independent: set[str]) -> dict[str, tuple[str, float, float]]:
+    """Each mimic joint's independent master and q = multiplier * q_master + offset, in linear
+    time: a chain is walked once, and each joint on it takes its coupling from the one it follows."""
+    resolved: dict[str, tuple[str, float, float]] = {name: (name, 1.0, 0.0) for name in independent}
+    for start in movable:
+        chain, name = [], start
+        while name not in resolved:
+            if name in chain:
+                loop = chain[chain.index(name) :]
+                raise ModelError(f"mimic loop: {' -> '.join([*loop, name])}")
+            chain.append(name)
+            name = movable[name].mimic.joint
+        for name in reversed(chain):  # q_name = m q_next + o, q_next = M q_master + O
+            mimic = movable[name].mimic
+            master, multiplier, offset = resolved[mimic.joint]
+            multiplier, offset = mimic.multiplier * multiplier, mimic.multiplier * offset + mimic.offset
+            if not (abs(multiplier) <= MAX_MIMIC_COEFFICIENT and abs(offset) <= MAX_MIMIC_COEFFICIENT):
+                raise ModelError(
+                    f"joint '{name}': its mimic chain to '{master}' gives q = {multiplier:.3g} q_master + "
+                    f"{offset:.3g}, beyond {MAX_MIMIC_COEFFICIENT:.0e}: no model can compute with it"
+                )
+            resolved[name] = (master, multiplier, offset)
+    return resolved
 
 
 def _as_float_array(x, name: str = "input") -> np.ndarray:
@@ -266,6 +290,8 @@ class RobotModel:
         self.floating_base = tree.floating_base
         self.base_link = tree.base_link  # floating base: the link whose pose and twist q[:7], qd[:6] are
         self.gravity = gravity
+        # Non-physical inertias kept as written: which link, what is violated, by how much.
+        self.warnings: list[str] = list(tree.warnings)
         self._joints, self._bodies = tree.joints, tree.bodies
         nb = len(tree.joints)
         self._work = np.zeros((nb + 1, kernel.WORK_COLUMNS))
@@ -280,8 +306,13 @@ class RobotModel:
         self._gravity_1 = _compiled(kernel.gravity, self._joints, self._bodies, q0, self._work, tau0)
 
     @classmethod
-    def from_urdf(cls, urdf_xml: str | bytes, *, floating_base: bool = False, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
-        return cls(build_tree(parse_urdf(urdf_xml), floating_base), gravity)
+    def from_urdf(
+        cls, urdf_xml: str | bytes, *, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), strict: bool = False
+    ) -> RobotModel:
+        """The model of a URDF (text; xacro must be expanded first). Only what the dynamics read
+        can make it fail. Non-physical inertias are kept and listed in ``warnings``; with
+        ``strict=True`` they raise ``ModelError`` instead."""
+        return cls(build_tree(parse_urdf(urdf_xml, strict=strict), floating_base), gravity)
 
     def neutral_configuration(self) -> np.ndarray:
         """q with every joint at zero and, on a floating base, the base at the origin, unrotated."""

@@ -1,12 +1,17 @@
 """URDF text → validated links and joints (plain numpy data, no dynamics yet).
 
-The XML is parsed with entity expansion, DTD loading and network access
-disabled, then read with ``urdf_parser_py``. Everything the dynamics depends on
-is checked here, and every problem raises :class:`ModelError` naming the element.
+The XML is parsed with entity expansion, DTD loading and network access disabled.
+Only what the dynamics read can make a description fail: link names and ``<inertial>``,
+joint type, parent, child, origin, axis and mimic. Everything else (visual, collision,
+material, transmission, gazebo, ros2_control, sensors, unknown elements) is cut from the
+tree before ``urdf_parser_py`` reads the rest. Every problem raises :class:`ModelError`
+naming the element; inertias that are not physical are kept with a warning (or refused
+with ``strict=True``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +26,8 @@ MOVABLE_TYPES = ("revolute", "continuous", "prismatic")
 SUPPORTED_TYPES = (*MOVABLE_TYPES, "fixed", "floating")
 
 # Real URDFs (TIAGo, ANYmal) carry inertias a few 1e-8..1e-6 kg·m² outside the physical
-# set; such slips are kept as written. Larger violations are refused.
+# set: such slips are kept silently. Larger violations are kept with a warning (as Pinocchio
+# and robot_state_publisher keep them), or refused with strict=True.
 INERTIA_TOLERANCE = 1e-5  # kg·m², plus 1e-6 of the largest principal moment
 
 # A bound on memory and time for hostile input; a 10,000-link tree is about 4 MiB.
@@ -30,6 +36,18 @@ MAX_DESCRIPTION_BYTES = 64 * 2**20
 
 class ModelError(ValueError):
     """A robot description that rnea_ros cannot turn into a correct model."""
+
+
+# What the dynamics read; everything else is dropped unread (URDF elements by parent tag).
+KEPT_CHILDREN = {
+    "robot": {"link", "joint"},
+    "link": {"inertial"},
+    "inertial": {"origin", "mass", "inertia"},
+    "joint": {"origin", "parent", "child", "axis", "mimic"},
+}
+XACRO_NAMESPACE = "http://www.ros.org/wiki/xacro"
+XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+DECLARED_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
 
 @dataclass(frozen=True)
@@ -64,6 +82,7 @@ class URDFTree:
     name: str
     links: list[Link]
     joints: list[Joint]
+    warnings: tuple[str, ...] = ()  # non-physical inertias kept as written
 
 
 def rpy_to_rotation(rpy) -> np.ndarray:
@@ -79,35 +98,68 @@ def rpy_to_rotation(rpy) -> np.ndarray:
     )
 
 
-def parse_urdf(urdf_xml: str | bytes) -> URDFTree:
+def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
+    """Links and joints of a URDF; ``strict`` refuses non-physical inertias instead of warning."""
     root = _parse_xml_safely(urdf_xml)
+    _refuse_xacro(root)
+    _keep_what_the_dynamics_read(root)
+    if not root.get("name"):
+        root.set("name", "robot")  # urdf_parser_py requires one; the dynamics do not
     try:
         path = xml_reflection.Path(urdf_parser.URDF.XML_REFL.tag, tree=etree.ElementTree(root))
         robot = urdf_parser.URDF.from_xml(root, path)
     except Exception as error:  # urdf_parser_py raises many types on bad input
         raise ModelError(f"invalid URDF: {error}") from error
-    links = [_read_link(link) for link in robot.links]
+    warnings: list[str] = []
+    links = [_read_link(link, warnings, strict) for link in robot.links]
     joints = [_read_joint(joint) for joint in robot.joints]
     _check_unique("link", [link.name for link in links])
     _check_unique("joint", [joint.name for joint in joints])
     if not links:
         raise ModelError("the URDF has no <link>")
-    return URDFTree(robot.name or "", links, joints)
+    return URDFTree(robot.name or "", links, joints, tuple(warnings))
+
+
+def _xml_bytes(urdf_xml: str | bytes | bytearray | memoryview) -> bytes:
+    """UTF-8 bytes of the document without its XML declaration, leading whitespace or anything
+    after the root element. A ``str`` is already decoded text; bytes are decoded with the
+    encoding their declaration names (UTF-8 by default)."""
+    if isinstance(urdf_xml, (bytearray, memoryview)):
+        urdf_xml = bytes(urdf_xml)
+    if isinstance(urdf_xml, bytes):
+        if len(urdf_xml) > MAX_DESCRIPTION_BYTES:
+            raise _too_large(len(urdf_xml))
+        declared = DECLARED_ENCODING.match(urdf_xml)
+        encoding = declared.group(1).decode() if declared else "utf-8"
+        try:
+            urdf_xml = urdf_xml.decode(encoding)
+        except (LookupError, UnicodeDecodeError) as error:
+            raise ModelError(f"the robot description is not valid text: {error}") from error
+    if not isinstance(urdf_xml, str):
+        raise ModelError(f"the robot description must be text (str or bytes), got {type(urdf_xml).__name__}")
+    text = XML_DECLARATION.sub("", urdf_xml, count=1).strip()
+    end = text.rfind("</robot>")
+    if end >= 0:
+        text = text[: end + len("</robot>")]  # stray bytes after the root element (a NUL, a newline)
+    try:
+        return text.encode("utf-8", errors="strict")
+    except UnicodeEncodeError as error:
+        raise ModelError(f"the robot description is not valid text: {error}") from error
+
+
+def _too_large(size: int) -> ModelError:
+    return ModelError(
+        f"the robot description is {size / 2**20:.0f} MiB, over the "
+        f"{MAX_DESCRIPTION_BYTES / 2**20:.0f} MiB limit (no real robot comes near it)"
+    )
 
 
 def _parse_xml_safely(urdf_xml: str | bytes) -> etree._Element:
-    if isinstance(urdf_xml, str):
-        try:
-            urdf_xml = urdf_xml.encode("utf-8", errors="strict")
-        except UnicodeEncodeError as error:
-            raise ModelError(f"the robot description is not valid text: {error}") from error
-    if not isinstance(urdf_xml, bytes) or not urdf_xml.strip():
+    urdf_xml = _xml_bytes(urdf_xml)
+    if not urdf_xml:
         raise ModelError("the robot description is empty")
     if len(urdf_xml) > MAX_DESCRIPTION_BYTES:
-        raise ModelError(
-            f"the robot description is {len(urdf_xml) / 2**20:.0f} MiB, over the "
-            f"{MAX_DESCRIPTION_BYTES / 2**20:.0f} MiB limit (no real robot comes near it)"
-        )
+        raise _too_large(len(urdf_xml))
     if b"<!DOCTYPE" in urdf_xml:  # before parsing: entities must not even reach libxml2's expansion limits
         raise ModelError("DOCTYPE declarations (and so XML entities) are not allowed in a URDF")
     parser = etree.XMLParser(
@@ -117,10 +169,13 @@ def _parse_xml_safely(urdf_xml: str | bytes) -> etree._Element:
         dtd_validation=False,
         huge_tree=False,
         remove_comments=True,
+        remove_pis=True,
     )
     try:
         root = etree.fromstring(urdf_xml, parser)
     except (etree.XMLSyntaxError, ValueError) as error:
+        if b"xacro:" in urdf_xml:
+            raise _xacro_error("an undeclared xacro: prefix") from error
         raise ModelError(f"the robot description is not well-formed XML: {error}") from error
     if root is None:
         raise ModelError("the robot description is empty")
@@ -129,6 +184,37 @@ def _parse_xml_safely(urdf_xml: str | bytes) -> etree._Element:
     if root.tag != "robot":
         raise ModelError(f"the root element is <{root.tag}>, expected <robot>")
     return root
+
+
+def _xacro_error(what: str) -> ModelError:
+    return ModelError(
+        f"the description still holds xacro ({what}): run it through xacro first "
+        "(`xacro robot.urdf.xacro > robot.urdf`, or the launch file's urdf:= argument)"
+    )
+
+
+def _refuse_xacro(root: etree._Element) -> None:
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        if element.tag.startswith(f"{{{XACRO_NAMESPACE}}}"):
+            raise _xacro_error(f"<xacro:{etree.QName(element).localname}>")
+        for value in element.attrib.values():
+            if "${" in value or "$(" in value:
+                raise _xacro_error(f"'{value[:60]}' in <{element.tag}>")
+
+
+def _keep_what_the_dynamics_read(root: etree._Element) -> None:
+    """Removes every element the dynamics do not read, so that nothing else can fail."""
+    stack = [root]
+    while stack:
+        element = stack.pop()
+        kept = KEPT_CHILDREN.get(element.tag)
+        for child in list(element):
+            if kept is None or not isinstance(child.tag, str) or child.tag not in kept:
+                element.remove(child)
+            else:
+                stack.append(child)
 
 
 def _check_unique(kind: str, names: list[str]) -> None:
@@ -161,7 +247,7 @@ def _pose(origin, what: str) -> tuple[np.ndarray, np.ndarray]:
     return rpy_to_rotation(rpy), xyz
 
 
-def _read_link(link) -> Link:
+def _read_link(link, warnings: list[str], strict: bool) -> Link:
     what = f"link '{link.name}'"
     inertial = link.inertial
     if inertial is None:
@@ -176,19 +262,26 @@ def _read_link(link) -> Link:
     else:
         ixx, ixy, ixz, iyy, iyz, izz = _finite_vector([i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz], 6, f"{what} inertia")
         inertia_local = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    _check_physical_inertia(inertia_local, what)
+    problem = _inertia_problem(inertia_local)
+    if problem and strict:
+        raise ModelError(f"{what}: {problem} (strict: non-physical inertias are refused)")
+    if problem:
+        warnings.append(f"{what}: {problem}; kept as written")
     return Link(link.name, float(mass), com, rotation @ inertia_local @ rotation.T)
 
 
-def _check_physical_inertia(inertia: np.ndarray, what: str) -> None:
-    """Positive semi-definite and the triangle inequality on principal moments."""
+def _inertia_problem(inertia: np.ndarray) -> str | None:
+    """Why a rotational inertia is not physical (not positive semi-definite, or its principal
+    moments break the triangle inequality), with by how much; None when it is."""
     principal = np.linalg.eigvalsh(inertia)
     tolerance = INERTIA_TOLERANCE + 1e-6 * float(np.abs(principal).max())
+    moments = np.array2string(principal, precision=4)
     if principal[0] < -tolerance:
-        raise ModelError(f"{what}: inertia is not positive semi-definite (principal moments {principal})")
+        return f"inertia is not positive semi-definite by {-principal[0]:.3g} kg·m² (principal moments {moments})"
     a, b, c = principal
     if a + b < c - tolerance:
-        raise ModelError(f"{what}: inertia violates the triangle inequality (principal moments {principal})")
+        return f"inertia violates the triangle inequality by {c - a - b:.3g} kg·m² (principal moments {moments})"
+    return None
 
 
 def _read_joint(joint) -> Joint:

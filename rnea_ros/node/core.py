@@ -10,6 +10,7 @@ settings are replaced whole (one assignment), never changed in place.
 
 from __future__ import annotations
 
+import difflib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +26,9 @@ from rnea_ros.node.torques import Outputs, compute_outputs
 
 def build_live_model(description: str, settings: Settings) -> LiveModel:
     """A model from a description, checked against the settings and proven to compute."""
-    model = RobotModel.from_urdf(description, floating_base=settings.floating_base, gravity=settings.gravity)
+    model = RobotModel.from_urdf(
+        description, floating_base=settings.floating_base, gravity=settings.gravity, strict=settings.strict_inertia
+    )
     return LiveModel(model, settings.command_joints, settings.contact_links, description)
 
 
@@ -122,6 +125,26 @@ class RneaCore:
         live = self.live
         return live if live is not None and live.floating else None
 
+    # --- what the console says ------------------------------------------------------------------
+    def coverage_problem(self) -> str | None:
+        """Why joint_states never give a complete state: the missing joints, the unknown names
+        received, and the closest model name for each (a typo such as joint_2 for joint2)."""
+        live = self.live
+        if live is None or not self.waiting_for:
+            return None
+        missing = self.waiting_for[:10]
+        text = f"joint_states never cover the model: no recent value for {missing}"
+        if live.unknown_names:
+            text += f"; names received that the model does not know: {list(live.unknown_names[:10])}"
+            hints = {}
+            for name in live.unknown_names:
+                close = difflib.get_close_matches(name, live.model.joint_names, n=1, cutoff=0.6)
+                if close:
+                    hints[name] = close[0]
+            if hints:
+                text += " (did you mean " + ", ".join(f"'{b}' for '{a}'" for a, b in list(hints.items())[:5]) + "?)"
+        return text
+
     # --- diagnostics ---------------------------------------------------------------------------
     def report(self, publisher_note: str | None = None) -> diagnostics.Report:
         """Level, message and values for /diagnostics; ``publisher_note`` says why joint_states may
@@ -132,6 +155,13 @@ class RneaCore:
         values = {"model joints": str(live.n if live else 0), "published": str(self.published)}
         values.update(self.inputs.report())
         values.update(self.compute_times.values())
+        if live is not None and live.model.warnings:
+            level = diagnostics.WARN
+            notes.append(
+                f"{len(live.model.warnings)} model warnings (non-physical inertia or broken mimic), e.g. "
+                + live.model.warnings[0]
+            )
+            values["model warnings"] = " | ".join(live.model.warnings[:20])
         if live is not None:
             if publisher_note:
                 level = diagnostics.WARN
@@ -152,7 +182,9 @@ class RneaCore:
             notes.append("joint_states without velocity: zero velocity used")
         if self.waiting_for:
             level = diagnostics.WARN
-            notes.append(f"no torques: stale or missing joint_states for {self.waiting_for[:10]}")
+            notes.append(
+                self.coverage_problem() or f"no torques: stale or missing joint_states for {self.waiting_for[:10]}"
+            )
         if live.desired is not None and now - live.desired.received > settings.acceleration_timeout:
             notes.append("desired_accelerations stale: zero accelerations used")
         for link, (_, received) in sorted(live.wrenches.items()):

@@ -11,6 +11,7 @@ executor, model builds on the loader's thread. See the README for the interface.
 from __future__ import annotations
 
 import sys
+import time
 
 import numpy as np
 import rclpy
@@ -41,6 +42,7 @@ DESCRIPTION_QOS = QoSProfile(
 # (a late feed-forward is harmless: controllers keep the newest command).
 JOINT_STATES_DEPTH = 50
 MAX_WARNED_FRAMES = 100
+STARTUP_GRACE = 3.0  # s without a model before the console says why
 
 
 class OutputMessages:
@@ -68,6 +70,7 @@ class RneaNode(Node):
         self._messages: OutputMessages | None = None  # touched by the joint_states thread only
         self._warned_frames: set[str] = set()
         self.loader = ModelLoader(self._build, self._loaded, self._refused)
+        self._started = time.monotonic()
 
         # No QoS event handlers on the publishers (incompatible subscribers are warned on their side):
         # the executor polls every handler on each wake-up, which costs ~5 µs per message each.
@@ -120,8 +123,9 @@ class RneaNode(Node):
             self._loaded(self._build(description))
         except ConfigurationError as error:  # the node cannot do what it was configured for
             self._fatal(str(error))
-        except Exception as error:
-            self._refused(error)
+        except Exception as error:  # a node that can never have a model must not pretend to run
+            self.core.rejections.count("bad_robot_description")
+            self._fatal(f"the robot_description parameter is refused: {str(error)[:500]}")
 
     def _build(self, description: str) -> LiveModel:
         return build_live_model(description, self.core.settings)
@@ -135,6 +139,8 @@ class RneaNode(Node):
         self._warned_frames = set()
         base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
         self.get_logger().info(f"robot model loaded: {live.n} joints{base} {live.model.joint_names}")
+        for warning in live.model.warnings[:20]:  # once per model; all of them in /diagnostics
+            self.get_logger().warning(f"robot_description: {warning} (strict_inertia: true refuses it)")
         if self.core.settings.contact_links and not live.floating:
             self.get_logger().warning("contact_links is ignored: the robot has a fixed base")
 
@@ -264,6 +270,7 @@ class RneaNode(Node):
 
     # --- diagnostics ---------------------------------------------------------------------------
     def _publish_diagnostics(self) -> None:
+        self._explain_silence()
         report = self.core.report(self._joint_states_publisher_note())
         status = DiagnosticStatus(
             level=bytes([report.level]),
@@ -275,6 +282,20 @@ class RneaNode(Node):
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()
         self.pub_diagnostics.publish(array)
+
+    def _explain_silence(self) -> None:
+        """Says on the console, every few seconds, why nothing is published when it is not."""
+        core, logger = self.core, self.get_logger()
+        if core.live is None and time.monotonic() - self._started > STARTUP_GRACE:
+            topic = self.resolve_topic_name("robot_description")
+            publishers = len(self.get_publishers_info_by_topic(topic))
+            who = f"{publishers} publisher(s), none has sent a valid one" if publishers else "nothing publishes it"
+            logger.warning(
+                f"no robot model yet: no valid robot_description on '{topic}' ({who})", throttle_duration_sec=5.0
+            )
+        problem = core.coverage_problem()
+        if problem:
+            logger.warning(f"{problem}; topic '{self.joint_states.topic_name}'", throttle_duration_sec=5.0)
 
     def _joint_states_publisher_note(self) -> str | None:
         """Why joint_states may not arrive: no publisher, or one whose QoS cannot reach a reliable reader."""

@@ -21,6 +21,12 @@ PARAMETERS: dict[str, tuple[object, str, bool, FloatingPointRange | None]] = {
         False,
         None,
     ),
+    "strict_inertia": (
+        False,
+        "Refuse descriptions with non-physical inertias (default: load them with a warning).",
+        True,
+        None,
+    ),
     "gravity": (
         [0.0, 0.0, -9.81],
         "Gravity in the world (root link) frame [m/s²]; a live change rebuilds the model.",
@@ -84,7 +90,7 @@ def settings_from(values: dict[str, object], base: Settings | None = None) -> Se
             converted[name] = names(value)
         elif name == "gravity":
             converted[name] = tuple(float(g) for g in value)
-        elif name in ("use_desired_state", "floating_base"):
+        elif name in ("use_desired_state", "floating_base", "strict_inertia"):
             converted[name] = bool(value)
         elif name == "robot_description":
             converted[name] = str(value)

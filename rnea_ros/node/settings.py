@@ -16,6 +16,7 @@ MAX_TOPICS = 32  # wrench topics: each is a subscription; a thousand would be a 
 @dataclass(frozen=True)
 class Settings:
     robot_description: str = ""
+    strict_inertia: bool = False
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
     state_timeout: float = 0.1
     acceleration_timeout: float = 0.1

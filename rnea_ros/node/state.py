@@ -36,10 +36,14 @@ class ConfigurationError(ValueError):
     """``command_joints`` or ``contact_links`` name a joint or link the robot model lacks."""
 
 
+MAX_REPORTED_NAMES = 20
+
+
 class NameMatch(NamedTuple):
     message_rows: np.ndarray  # rows of the message whose names the model knows ...
     model_rows: np.ndarray  # ... and the model rows they go to
     full: np.ndarray | None  # when the message names every model joint: its row for each model joint
+    unknown: tuple[str, ...] = ()  # names the model does not know (the first few, for the log)
 
 
 class NameMatcher:
@@ -69,7 +73,8 @@ class NameMatcher:
             full[model_rows] = message_rows
         if len(self._cache) >= MAX_CACHED_NAME_LISTS:  # hostile publishers must not grow memory
             self._cache.clear()
-        self._cache[key] = match = NameMatch(message_rows, model_rows, full)
+        unknown = tuple(name[:100] for name in key if name not in self.index)[:MAX_REPORTED_NAMES]
+        self._cache[key] = match = NameMatch(message_rows, model_rows, full, unknown)
         return match
 
 
@@ -126,6 +131,7 @@ class LiveModel:
         self.zeros = np.zeros(n)
         self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
         self.newest_stamp = -math.inf
+        self.unknown_names: tuple[str, ...] = ()  # the latest joint_states names the model does not know
         # Written by the executor thread, read by the joint_states thread: each is replaced
         # whole by one assignment (atomic), never changed in place.
         self.desired: Desired | None = None
@@ -150,6 +156,8 @@ class LiveModel:
     ) -> bool:
         """Takes a message's values (its own order) in; True when every joint is fresh enough to compute."""
         match = self.matcher.match(names)
+        if match.unknown:
+            self.unknown_names = match.unknown
         if len(match.model_rows) == 0:
             return False
         if match.full is not None:  # the usual case, one publisher for all joints: nothing to merge

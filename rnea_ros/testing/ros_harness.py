@@ -42,10 +42,12 @@ def init_rclpy() -> None:
 class NodeProcess:
     """``python -m rnea_ros.node`` in namespace ``namespace`` with the given parameters."""
 
-    def __init__(self, tmp_path: Path, namespace: str, parameters: dict) -> None:
+    def __init__(self, tmp_path: Path, namespace: str, parameters: dict, params_file: Path | None = None) -> None:
+        """``params_file``: a parameters file of the user's (as written, any keys) instead of ``parameters``."""
         self.namespace = namespace
-        params = tmp_path / f"{namespace}.yaml"
-        params.write_text(yaml.safe_dump({f"/{namespace}/rnea_node": {"ros__parameters": parameters}}))
+        params = params_file or tmp_path / f"{namespace}.yaml"
+        if params_file is None:
+            params.write_text(yaml.safe_dump({f"/{namespace}/rnea_node": {"ros__parameters": parameters}}))
         self.log = (tmp_path / f"{namespace}.log").open("w+")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "rnea_ros.node", "--ros-args", "-r", f"__ns:=/{namespace}", "--params-file", params],

@@ -1,0 +1,119 @@
+"""rnea_node as ROS users expect it, over loopback DDS: live parameter changes applied or refused
+with a reason, the shipped config under any namespace, console messages that say why nothing
+is published, and a bad description parameter that stops the node."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+import rclpy
+import yaml
+from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
+
+from rnea_ros import RobotModel
+from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF
+from rnea_ros.testing.ros_harness import ROOT, Client, NodeProcess, init_rclpy, running_node
+
+ARM = RobotModel.from_urdf(ARM_URDF)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ros():
+    init_rclpy()
+    yield
+    rclpy.try_shutdown()
+
+
+def arm_client(namespace: str) -> Client:
+    return Client(namespace, ARM.joint_names)
+
+
+def set_parameter(client: Client, target: str, name: str, value):
+    parameters = AsyncParameterClient(client.node, target)
+    assert parameters.wait_for_services(10.0)
+    future = parameters.set_parameters([Parameter(name, value=value)])
+    assert client.spin_until(future.done, 10.0)
+    return future.result().results[0]
+
+
+def test_live_parameter_changes_are_applied_or_refused_with_a_reason(tmp_path):
+    with running_node(tmp_path, "live_params", {"robot_description": ARM_URDF}, arm_client) as (_, client):
+        client.wait_until_serving()
+        node = client.fully_qualified
+        q = np.random.default_rng(5).uniform(-1, 1, ARM.nv)
+
+        result = set_parameter(client, node, "gravity", [0.0, 0.0, -1.0])
+        assert result.successful, result.reason
+        weak = RobotModel.from_urdf(ARM_URDF, gravity=(0.0, 0.0, -1.0))
+        np.testing.assert_allclose(client.efforts_at(q, attempts=3), weak.gravity_torques(q), rtol=1e-12, atol=1e-12)
+
+        for name, value, why in [
+            ("wrench_timeout", -5.0, ""),  # outside the declared range: rclpy says so
+            ("gravity", [math.nan, 0.0, 0.0], "gravity"),
+            ("command_joints", ["joint1"], "read-only"),
+            ("robot_description", "<robot name='broken'><link name='a'/>", "cannot be built"),
+            ("robot_description", "", "cannot be emptied"),
+        ]:
+            result = set_parameter(client, node, name, value)
+            assert not result.successful, name
+            assert result.reason and why in result.reason, (name, result.reason)
+        np.testing.assert_allclose(client.efforts_at(q, attempts=3), weak.gravity_torques(q), rtol=1e-12, atol=1e-12)
+
+        result = set_parameter(client, node, "robot_description", HEAVY_ARM_URDF)  # a hot reload
+        assert result.successful, result.reason
+        heavy = RobotModel.from_urdf(HEAVY_ARM_URDF, gravity=(0.0, 0.0, -1.0))
+        np.testing.assert_allclose(client.efforts_at(q, attempts=3), heavy.gravity_torques(q), rtol=1e-12, atol=1e-12)
+
+        result = set_parameter(client, node, "wrench_timeout", 0.01)
+        assert result.successful
+        client.send_wrench("tcp", [0.0, 0.0, -50.0, 0.0, 0.0, 0.0])
+        client.spin_for(0.1)  # the wrench expires after 10 ms
+        np.testing.assert_allclose(client.efforts_at(q, attempts=3), heavy.gravity_torques(q), rtol=1e-12, atol=1e-12)
+
+
+def test_the_shipped_config_applies_under_a_namespace(tmp_path):
+    config = yaml.safe_load((ROOT / "config/rnea.yaml").read_text())
+    config["/**"]["ros__parameters"]["robot_description"] = ARM_URDF
+    config["/**"]["ros__parameters"]["gravity"] = [0.0, 0.0, -3.0]  # one value not the default
+    params = tmp_path / "rnea.yaml"
+    params.write_text(yaml.safe_dump(config))
+    process = NodeProcess(tmp_path, "robot1", {}, params_file=params)
+    client = arm_client("robot1")
+    try:
+        client.wait_until_serving()
+        q = np.random.default_rng(6).uniform(-1, 1, ARM.nv)
+        expected = RobotModel.from_urdf(ARM_URDF, gravity=(0.0, 0.0, -3.0)).gravity_torques(q)
+        np.testing.assert_allclose(client.efforts_at(q, attempts=3), expected, rtol=1e-12, atol=1e-12)
+    finally:
+        client.close()
+        assert process.stop() == 0, process.output()
+
+
+def test_the_console_says_why_nothing_is_published(tmp_path):
+    with running_node(tmp_path, "silent", {}, arm_client) as (process, client):
+        assert client.spin_until(lambda: "no robot model yet" in process.output(), 15.0), process.output()
+        assert "/silent/robot_description" in process.output() and "nothing publishes it" in process.output()
+        from std_msgs.msg import String
+
+        client.description.publish(String(data=ARM_URDF))
+        assert client.spin_until(lambda: "robot model loaded" in process.output(), 15.0)
+        names = ["joint_2" if name == "joint2" else name for name in ARM.joint_names]  # a typo
+        deadline = time.monotonic() + 15.0
+        while "did you mean" not in process.output() and time.monotonic() < deadline:
+            client.send_state(np.zeros(ARM.nv), np.zeros(ARM.nv), names=names)
+            client.spin_for(0.2)
+        output = process.output()
+        assert "joint_states never cover the model" in output and "['joint2']" in output
+        assert "'joint2' for 'joint_2'" in output
+        assert "/silent/joint_states" in output
+
+
+def test_a_bad_description_parameter_stops_the_node_at_start_up(tmp_path):
+    process = NodeProcess(tmp_path, "bad_description", {"robot_description": "<robot name='x'><link name='a'/>"})
+    assert process.process.wait(timeout=30) == 1
+    assert "robot_description parameter is refused" in process.output()
+    process.stop()
