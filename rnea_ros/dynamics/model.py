@@ -436,6 +436,10 @@ class RobotModel:
 
     def _f_ext(self, wrenches: Mapping[str, object], q: np.ndarray) -> np.ndarray:
         """External forces per body, in the body frame, Featherstone order [n; f]."""
+        if not isinstance(wrenches, Mapping):
+            raise TypeError(
+                f"wrenches must map link names to [fx, fy, fz, tx, ty, tz] (a dict), got {type(wrenches).__name__}"
+            )
         batch = q.shape[0] if q.ndim == 2 else None
         f_ext = np.zeros((batch or 1, self.num_bodies, 6))
         for link, wrench in wrenches.items():

@@ -22,6 +22,9 @@ from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.node.settings import Settings
 
 MAX_CACHED_NAME_LISTS = 64
+# Only name lists a publisher of this robot could send are cached, so that a flood of huge
+# distinct lists cannot hold memory (63 lists of 100,008 long names held 1 GiB).
+MAX_CACHED_NAME_CHARACTERS = 64 * 1024
 
 
 class InvalidMessageError(ValueError):
@@ -71,10 +74,13 @@ class NameMatcher:
         if len(pairs) == len(self.index):
             full = np.empty(len(pairs), dtype=np.intp)
             full[model_rows] = message_rows
+        unknown = tuple(name[:100] for name in key if name not in self.index)[:MAX_REPORTED_NAMES]
+        match = NameMatch(message_rows, model_rows, full, unknown)
+        if len(key) > 4 * len(self.index) + 16 or sum(map(len, key)) > MAX_CACHED_NAME_CHARACTERS:
+            return match  # matched, not kept
         if len(self._cache) >= MAX_CACHED_NAME_LISTS:  # hostile publishers must not grow memory
             self._cache.clear()
-        unknown = tuple(name[:100] for name in key if name not in self.index)[:MAX_REPORTED_NAMES]
-        self._cache[key] = match = NameMatch(message_rows, model_rows, full, unknown)
+        self._cache[key] = match
         return match
 
 
@@ -183,7 +189,8 @@ class LiveModel:
         self, names: Sequence[str], qdd: np.ndarray, q: np.ndarray | None, qd: np.ndarray | None, now: float
     ) -> None:
         """A desired point (the message's order) in model order: unnamed joints get q̈ = 0 and no state."""
-        message_rows, model_rows, _ = self.matcher.match(names)
+        match = self.matcher.match(names)
+        message_rows, model_rows = match.message_rows, match.model_rows
         model_qdd = np.zeros(self.n)
         model_qdd[model_rows] = qdd[message_rows]
         model_q = model_qd = None

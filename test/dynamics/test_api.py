@@ -149,3 +149,10 @@ def test_damping_and_friction_are_not_added(arm):
     tau_plus = arm.nonlinear_effects(q, qd)
     tau_minus = arm.nonlinear_effects(q, -qd)
     np.testing.assert_allclose(tau_plus, tau_minus, rtol=1e-12, atol=1e-12)
+
+
+def test_wrenches_that_are_not_a_mapping_are_a_clear_type_error():
+    arm = RobotModel.from_urdf(EXAMPLE_ARM.read_text())
+    zero = np.zeros(arm.nv)
+    with pytest.raises(TypeError, match="wrenches must map link names"):
+        arm.inverse_dynamics(zero, zero, zero, [("tcp", np.ones(6))])

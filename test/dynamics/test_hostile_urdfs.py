@@ -35,7 +35,7 @@ HOSTILE = {
     ),
     "non-UTF-8 bytes": (
         b'<?xml version="1.0" encoding="utf-8"?><robot name="\xff\xfe"><link name="a"/></robot>',
-        "not well-formed",
+        "not valid text",  # decoded as the declaration says before parsing
     ),
     "lone surrogate": ('<robot name="\udcff"><link name="a"/></robot>', "not valid text"),
     "empty string": ("", "empty"),

@@ -10,7 +10,7 @@ import pytest
 from rnea_ros import RobotModel
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
-from rnea_ros.testing.random_urdf import LINK
+from rnea_ros.testing.random_urdf import LINK, joint_xml, robot_xml
 from rnea_ros.testing.reference import ARM_URDF
 
 ARM = RobotModel.from_urdf(ARM_URDF)
@@ -104,3 +104,37 @@ def test_settings_refuse_what_cannot_be_applied():
     with pytest.raises(ValueError, match="wrench_topics"):
         Settings(wrench_topics=tuple(f"t{i}" for i in range(1000)))
     assert Settings().with_values(gravity=(0.0, 0.0, -1.0)).gravity == (0.0, 0.0, -1.0)
+
+
+def test_huge_name_lists_are_matched_but_not_kept():
+    state = live()
+    names = [f"{'x' * 100}{k}" for k in range(2000)]
+    for k in range(5):
+        assert not state.merge_joint_states(names[k:], np.zeros(2000 - k), np.zeros(2000 - k), 1.0, 0.1)
+    assert len(state.matcher._cache) == 0
+    state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), 2.0, 0.1)
+    assert len(state.matcher._cache) == 1
+
+
+def test_outputs_of_one_state_come_all_together_or_not_at_all():
+    """A lever (revolute about y, then prismatic along x, 1 kg at the end) at q = [0, 1e308] with a
+    wrench on its end: the efforts overflow; nothing is output and the failure has its reason."""
+    from rnea_ros.node.core import RneaCore, build_live_model
+
+    lever = robot_xml(
+        LINK.format("base")
+        + LINK.format("arm")
+        + LINK.format("tip")
+        + joint_xml("pivot", "base", "arm", extra='<axis xyz="0 1 0"/>')
+        + joint_xml("slide", "arm", "tip", "prismatic", '<axis xyz="1 0 0"/>')
+    )
+    settings = Settings(future_stamp_tolerance=1e12)
+    core = RneaCore(settings)
+    core.load(build_live_model(lever, settings))
+    core.wrench("tip", np.array([0.0, 0.0, -10.0, 0.0, 0.0, 0.0]))
+    with pytest.raises(InvalidMessageError) as rejection:
+        core.joint_states(["pivot", "slide"], np.array([0.0, 1e308]), np.zeros(2), True, 1.0, lambda: 0.0)
+    assert rejection.value.reason == "compute_error"
+    assert core.published == 0
+    out = core.joint_states(["pivot", "slide"], np.array([0.0, 0.5]), np.zeros(2), True, 2.0, lambda: 0.0)
+    assert out is not None and np.all(np.isfinite(out.gravity)) and core.published == 1
