@@ -37,6 +37,12 @@ NAMESPACE = "rnea_demo"
 TOOL_PUSH = (0.0, 0.0, -20.0, 0.0, 0.0, 0.0)  # the environment pushes the tool back along its z axis, N
 
 
+def _fixed(x: float, width: int) -> str:
+    """x with 3 decimals, right-aligned; never "-0.000"."""
+    text = f"{x:.3f}"
+    return f"{'0.000' if text == '-0.000' else text:>{width}}"
+
+
 class DemoPublisher(Node):
     """Publishes the demo inputs at ``rate`` and records the node's outputs."""
 
@@ -119,16 +125,16 @@ class LiveTable:
         self.last_print = t
         if not demo.efforts:
             return
-        stamp = max(demo.efforts)
-        tau, gravity = demo.efforts[stamp], demo.gravity.get(stamp)
-        q = demo.sent.get(stamp)
+        complete = [stamp for stamp in demo.efforts if stamp in demo.gravity and stamp in demo.sent]
+        if not complete:
+            return
+        stamp = max(complete)  # the newest state whose outputs have all arrived: no blank column
+        tau, gravity, q = demo.efforts[stamp], demo.gravity[stamp], demo.sent[stamp]
         push = "20 N push on tcp" if demo.pushing(t) else "no wrench"
         lines = [f"t = {t:4.1f} s   received {len(demo.efforts)} of {len(demo.sent)}   ({push})"]
-        lines.append(f"{'joint':<20}{'q':>9}{'feed-forward τ':>16}{'gravity g':>12}")
+        lines.append(f"{'joint':<20}{'q [rad|m]':>11}{'feed-forward τ [N·m|N]':>24}{'gravity g [N·m|N]':>19}")
         for j, name in enumerate(self.names):
-            g = f"{gravity[j]:12.3f}" if gravity is not None else f"{'':>12}"
-            position = f"{q[j]:9.3f}" if q is not None else f"{'':>9}"
-            lines.append(f"{name:<20}{position}{tau[j]:16.3f}{g}")
+            lines.append(f"{name:<20}{_fixed(q[j], 11)}{_fixed(tau[j], 24)}{_fixed(gravity[j], 19)}")
         if self.tty and self.lines_drawn:
             sys.stdout.write(f"\x1b[{self.lines_drawn}A")
         sys.stdout.write("\n".join(f"{line}\x1b[K" if self.tty else line for line in lines) + "\n")
