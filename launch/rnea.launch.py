@@ -1,5 +1,6 @@
 """Start rnea_node. Arguments: urdf (URDF or xacro file; empty: use the robot_description topic),
-namespace, params_file. All behaviour lives in the node and its parameters."""
+xacro_args ("name:=value name:=value", passed to xacro), namespace, params_file. All behaviour
+lives in the node and its parameters."""
 
 import os
 
@@ -18,7 +19,9 @@ def _node(context):
         if urdf_file.endswith(".xacro"):
             import xacro
 
-            description = xacro.process_file(urdf_file).toxml()
+            pairs = (arg.split(":=", 1) for arg in LaunchConfiguration("xacro_args").perform(context).split())
+            mappings = {name: value for name, value in pairs}
+            description = xacro.process_file(urdf_file, mappings=mappings).toxml()
         else:
             with open(urdf_file) as f:
                 description = f.read()
@@ -40,6 +43,7 @@ def generate_launch_description():
     return LaunchDescription(
         [
             DeclareLaunchArgument("urdf", default_value="", description="URDF or xacro file (empty: topic)"),
+            DeclareLaunchArgument("xacro_args", default_value="", description='xacro arguments: "a:=1 b:=x"'),
             DeclareLaunchArgument("namespace", default_value=""),
             DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "rnea.yaml")),
             OpaqueFunction(function=_node),
