@@ -82,3 +82,13 @@ def test_the_library_and_the_node_logic_import_without_rclpy():
 def test_the_blocker_does_block_the_node():
     result = run_without_ros("import rnea_ros.node.node\n")
     assert result.returncode != 0 and "ROS is not installed here: rclpy" in result.stderr
+
+
+def test_the_checkout_does_not_shadow_ros_modules(tmp_path):
+    """scripts/env puts only the package on the path: the checkout's launch/ is no `launch` module
+    (run from elsewhere: Python puts the working directory itself on the path)."""
+    code = (
+        "import importlib.util as u; s = u.find_spec('launch'); print(s and list(s.submodule_search_locations or []))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert str(PACKAGE.parent / "launch") not in result.stdout, result.stdout
