@@ -155,14 +155,14 @@ class RneaCore:
         values = {"model joints": str(live.n if live else 0), "published": str(self.published)}
         values.update(self.inputs.report())
         values.update(self.compute_times.values())
-        if live is not None and live.model.warnings:
-            level = diagnostics.WARN
-            notes.append(
-                f"{len(live.model.warnings)} model warnings (non-physical inertia or broken mimic), e.g. "
-                + live.model.warnings[0]
-            )
-            values["model warnings"] = " | ".join(live.model.warnings[:20])
         if live is not None:
+            if live.model.warnings:
+                level = diagnostics.WARN
+                notes.append(
+                    f"{len(live.model.warnings)} model warnings (non-physical inertia or broken mimic), e.g. "
+                    + live.model.warnings[0]
+                )
+                values["model warnings"] = " | ".join(live.model.warnings[:20])
             if publisher_note:
                 level = diagnostics.WARN
                 notes.append(publisher_note)

@@ -24,14 +24,8 @@ class ModelLoader(Generic[Built]):
         build: Callable[[str], Built],
         on_loaded: Callable[[Built], None],
         on_refused: Callable[[Exception], None],
-        on_superseded: Callable[[int], None] = lambda n: None,
     ) -> None:
-        self._build, self._on_loaded, self._on_refused, self._on_superseded = (
-            build,
-            on_loaded,
-            on_refused,
-            on_superseded,
-        )
+        self._build, self._on_loaded, self._on_refused = build, on_loaded, on_refused
         self._waiting: deque[tuple[int, str]] = deque(maxlen=MAX_WAITING)  # (sequence, description)
         self._sequence = 0
         self._lock = threading.Lock()
@@ -67,9 +61,6 @@ class ModelLoader(Generic[Built]):
                 continue
             with self._lock:  # older than a valid one: never built (newer ones that came meanwhile stay)
                 newer = [item for item in self._waiting if item[0] > sequence]
-                superseded = len(self._waiting) - len(newer)
                 self._waiting.clear()
                 self._waiting.extend(newer)
             self._on_loaded(built)
-            if superseded:
-                self._on_superseded(superseded)
