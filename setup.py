@@ -30,7 +30,11 @@ setup(
         "rosbags>=0.10",
         "xacro",
     ],
-    extras_require={"test": ["pytest>=8", "hypothesis>=6.100", "pin", "example-robot-data"]},
+    # rnea_sim (and so the closed-loop demo) needs MuJoCo; the core and the node never import it.
+    extras_require={
+        "sim": ["mujoco>=3.3"],
+        "test": ["pytest>=8", "hypothesis>=6.100", "pin", "example-robot-data", "mujoco>=3.3"],
+    },
     zip_safe=False,
     maintainer="rnea_ros maintainers",
     maintainer_email="rnea_ros@example.com",
@@ -41,6 +45,7 @@ setup(
             "rnea_node = rnea_ros.node.node:main",
             "rnea_demo = rnea_ros.demo.demo:main",
             "rnea_analyze = rnea_ros.analysis.cli:entry_point",
+            "rnea_sim = rnea_ros.simulation.sim_node:main",
         ],
     },
 )

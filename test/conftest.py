@@ -16,6 +16,7 @@ import pytest
 HERE = Path(__file__).parent
 NEEDS_ROS = (
     *(HERE / "node" / name for name in ("test_node.py", "test_node_hostile.py", "test_floating_base_node.py")),
+    HERE / "node" / "test_node_floods.py",
     HERE / "node" / "test_fuzz_node.py",
     HERE / "node" / "test_node_as_users_expect.py",
     HERE / "package" / "test_demo.py",

@@ -7,8 +7,9 @@ Model building (numpy, once) is kept apart from the kernels (numba, per call):
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -22,6 +23,25 @@ _STATUS_MESSAGES = {
     kernel.BAD_QUATERNION: "the floating-base quaternion q[3:7] must have unit norm",
     kernel.NON_FINITE_OUTPUT: "the torques overflowed (non-finite result); inputs out of range?",
 }
+
+
+# numba's `workqueue` threading layer (its fallback where OpenMP and TBB are missing) aborts
+# the process when two threads enter a parallel kernel at once; `omp` and `tbb` are thread-safe.
+# Batch calls are serialised until a call has shown which layer numba picked.
+THREAD_SAFE_LAYERS = ("omp", "tbb")
+_batch_lock = threading.Lock()
+_batch_layer_thread_safe = False
+
+
+def _rnea_batch(*args) -> tuple[int, int]:
+    """``kernel.rnea_batch``, serialised across threads unless numba's threading layer is thread-safe."""
+    global _batch_layer_thread_safe
+    if _batch_layer_thread_safe:
+        return kernel.rnea_batch(*args)
+    with _batch_lock:
+        result = kernel.rnea_batch(*args)
+        _batch_layer_thread_safe = numba.threading_layer() in THREAD_SAFE_LAYERS
+    return result
 
 
 @dataclass
@@ -45,6 +65,7 @@ class KinematicTree:
     nv: int
     base_link: str | None = None  # the link the free flyer carries (floating base only)
     warnings: tuple[str, ...] = ()  # what the URDF holds that is kept but not physical
+    effort_limits: dict[str, float] = field(default_factory=dict)  # joint -> URDF <limit effort>
 
 
 def build_tree(urdf: URDFTree, floating_base: bool) -> KinematicTree:
@@ -178,6 +199,7 @@ class _TreeBuilder:
             nv=nv,
             base_link=base_link,
             warnings=(*urdf.warnings, *mimic_warnings),
+            effort_limits=urdf.effort_limits,
         )
 
     def _assign_coordinates(self, floating_base: bool) -> tuple[list[str], int, int, list[str]]:
@@ -292,6 +314,8 @@ class RobotModel:
         self.gravity = gravity
         # Non-physical inertias kept as written: which link, what is violated, by how much.
         self.warnings: list[str] = list(tree.warnings)
+        # |τ| a joint's actuator can give (URDF <limit effort>; inf where none), in joint_names order
+        self.effort_limits = np.array([tree.effort_limits.get(name, np.inf) for name in self.joint_names])
         self._joints, self._bodies = tree.joints, tree.bodies
         nb = len(tree.joints)
         self._work = np.zeros((nb + 1, kernel.WORK_COLUMNS))
@@ -419,7 +443,7 @@ class RobotModel:
         if not (q.ndim == qd.ndim == qdd.ndim == 2) or not (len(q) == len(qd) == len(qdd)):
             raise self._input_error(kernel.WRONG_SIZE, q, qd, qdd)
         tau = np.empty((len(q), self.nv))
-        status, row = kernel.rnea_batch(j, b, q, qd, qdd, f_ext, work, tau, numba.get_num_threads())
+        status, row = _rnea_batch(j, b, q, qd, qdd, f_ext, work, tau, numba.get_num_threads())
         if status != kernel.OK:
             raise self._input_error(status, q, qd, qdd, row)
         return tau

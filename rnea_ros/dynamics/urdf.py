@@ -11,8 +11,9 @@ with ``strict=True``).
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from lxml import etree
@@ -30,8 +31,10 @@ SUPPORTED_TYPES = (*MOVABLE_TYPES, "fixed", "floating")
 # and robot_state_publisher keep them), or refused with strict=True.
 INERTIA_TOLERANCE = 1e-5  # kg·m², plus 1e-6 of the largest principal moment
 
-# A bound on memory and time for hostile input; a 10,000-link tree is about 4 MiB.
-MAX_DESCRIPTION_BYTES = 64 * 2**20
+# Bounds on time and memory for hostile input (README, Reliability: build time and peak
+# memory against size). The largest URDF of example-robot-data is 0.2 MiB and 100 links.
+MAX_DESCRIPTION_BYTES = 16 * 2**20
+MAX_LINKS = 10_000  # and as many joints: ~4 s and ~120 MiB to build on a 2-core machine
 
 
 class ModelError(ValueError):
@@ -83,6 +86,7 @@ class URDFTree:
     links: list[Link]
     joints: list[Joint]
     warnings: tuple[str, ...] = ()  # non-physical inertias kept as written
+    effort_limits: dict[str, float] = field(default_factory=dict)  # joint -> <limit effort>, when positive
 
 
 def rpy_to_rotation(rpy) -> np.ndarray:
@@ -102,7 +106,9 @@ def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
     """Links and joints of a URDF; ``strict`` refuses non-physical inertias instead of warning."""
     root = _parse_xml_safely(urdf_xml)
     _refuse_xacro(root)
+    effort_limits = _effort_limits(root)
     _keep_what_the_dynamics_read(root)
+    _check_size(root)
     if not root.get("name"):
         root.set("name", "robot")  # urdf_parser_py requires one; the dynamics do not
     try:
@@ -117,7 +123,7 @@ def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
     _check_unique("joint", [joint.name for joint in joints])
     if not links:
         raise ModelError("the URDF has no <link>")
-    return URDFTree(robot.name or "", links, joints, tuple(warnings))
+    return URDFTree(robot.name or "", links, joints, tuple(warnings), effort_limits)
 
 
 def _xml_bytes(urdf_xml: str | bytes | bytearray | memoryview) -> bytes:
@@ -204,6 +210,21 @@ def _refuse_xacro(root: etree._Element) -> None:
                 raise _xacro_error(f"'{value[:60]}' in <{element.tag}>")
 
 
+def _effort_limits(root: etree._Element) -> dict[str, float]:
+    """Each joint's ``<limit effort>`` when it is a positive finite number (others: no limit).
+    Not part of the dynamics: read for whoever clips torques (the node, the simulator)."""
+    limits = {}
+    for joint in root.iterchildren("joint"):
+        limit = joint.find("limit")
+        try:
+            effort = float(limit.get("effort")) if limit is not None else math.nan
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(effort) and effort > 0.0 and joint.get("name"):
+            limits[joint.get("name")] = effort
+    return limits
+
+
 def _keep_what_the_dynamics_read(root: etree._Element) -> None:
     """Removes every element the dynamics do not read, so that nothing else can fail."""
     stack = [root]
@@ -215,6 +236,13 @@ def _keep_what_the_dynamics_read(root: etree._Element) -> None:
                 element.remove(child)
             else:
                 stack.append(child)
+
+
+def _check_size(root: etree._Element) -> None:
+    for kind in ("link", "joint"):
+        count = sum(1 for _ in root.iterchildren(kind))
+        if count > MAX_LINKS:
+            raise ModelError(f"the robot has {count} <{kind}> elements, over the limit of {MAX_LINKS}")
 
 
 def _check_unique(kind: str, names: list[str]) -> None:
@@ -229,14 +257,16 @@ def _check_unique(kind: str, names: list[str]) -> None:
 
 def _finite_vector(values, size: int, what: str) -> np.ndarray:
     try:
-        vector = np.asarray(values, dtype=float).reshape(size)
+        numbers = [float(x) for x in values]
     except (TypeError, ValueError) as error:
         raise ModelError(f"{what}: expected {size} numbers, got {values!r}") from error
-    if not np.all(np.isfinite(vector)):
-        raise ModelError(f"{what}: non-finite value in {vector.tolist()}")
-    if np.any(np.abs(vector) > 1e9):
-        raise ModelError(f"{what}: value out of range in {vector.tolist()}")
-    return vector
+    if len(numbers) != size:
+        raise ModelError(f"{what}: expected {size} numbers, got {values!r}")
+    if not all(map(math.isfinite, numbers)):
+        raise ModelError(f"{what}: non-finite value in {numbers}")
+    if any(abs(x) > 1e9 for x in numbers):
+        raise ModelError(f"{what}: value out of range in {numbers}")
+    return np.array(numbers)
 
 
 def _pose(origin, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -275,13 +305,16 @@ def _inertia_problem(inertia: np.ndarray) -> str | None:
     moments break the triangle inequality), with by how much; None when it is."""
     principal = np.linalg.eigvalsh(inertia)
     tolerance = INERTIA_TOLERANCE + 1e-6 * float(np.abs(principal).max())
-    moments = np.array2string(principal, precision=4)
-    if principal[0] < -tolerance:
-        return f"inertia is not positive semi-definite by {-principal[0]:.3g} kg·m² (principal moments {moments})"
     a, b, c = principal
+    if a < -tolerance:
+        return f"inertia is not positive semi-definite by {-a:.3g} kg·m²{_moments(principal)}"
     if a + b < c - tolerance:
-        return f"inertia violates the triangle inequality by {c - a - b:.3g} kg·m² (principal moments {moments})"
+        return f"inertia violates the triangle inequality by {c - a - b:.3g} kg·m²{_moments(principal)}"
     return None
+
+
+def _moments(principal: np.ndarray) -> str:
+    return f" (principal moments {np.array2string(principal, precision=4)})"
 
 
 def _read_joint(joint) -> Joint:

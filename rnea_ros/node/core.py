@@ -20,7 +20,7 @@ import numpy as np
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.node import diagnostics
 from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import InvalidMessageError, LiveModel
+from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.torques import Outputs, compute_outputs
 
 
@@ -29,7 +29,12 @@ def build_live_model(description: str, settings: Settings) -> LiveModel:
     model = RobotModel.from_urdf(
         description, floating_base=settings.floating_base, gravity=settings.gravity, strict=settings.strict_inertia
     )
-    return LiveModel(model, settings.command_joints, settings.contact_links, description)
+    live = LiveModel(model, settings.command_joints, settings.contact_links, description)
+    try:
+        settings.check_gains(len(live.command_order))
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from error
+    return live
 
 
 class RneaCore:
@@ -41,6 +46,8 @@ class RneaCore:
         self.rejections = diagnostics.Rejections()
         self.compute_times = diagnostics.ComputeTimes()
         self.published = 0
+        self.clipped = 0  # command values clipped to the URDF's effort limits
+        self._clipped_reported = 0
         self.empty_velocity_seen = False
         self.waiting_for: list[str] = []
         self.residual_norm: float | None = None
@@ -86,23 +93,32 @@ class RneaCore:
         return self._compute(live)
 
     def _compute(self, live: LiveModel) -> Outputs | None:
-        inputs = live.inputs_now(time.monotonic(), self.settings)
+        settings = self.settings  # one object for the whole computation (a live change swaps it)
+        inputs = live.inputs_now(time.monotonic(), settings)
         start = time.perf_counter()
         try:
-            outputs = compute_outputs(live, inputs)
+            outputs = compute_outputs(live, inputs, settings)
         except (ValueError, np.linalg.LinAlgError) as error:
             raise InvalidMessageError("compute_error", f"inverse dynamics refused the inputs: {error}") from error
         if outputs is None:
             return None  # diagnostics say that no base state is fresh
         self.compute_times.add(time.perf_counter() - start)
+        self.clipped += outputs.clipped
         if outputs.base_residual is not None:
             self.residual_norm = float(np.linalg.norm(outputs.base_residual))
         self.published += 1
         return outputs
 
-    def desired(self, names: Sequence[str], qdd: np.ndarray, q: np.ndarray | None, qd: np.ndarray | None) -> None:
+    def desired(
+        self,
+        names: Sequence[str],
+        qdd: np.ndarray,
+        q: np.ndarray | None,
+        qd: np.ndarray | None,
+        times: np.ndarray | None = None,
+    ) -> None:
         if (live := self.live) is not None:
-            live.set_desired(names, qdd, q, qd, time.monotonic())
+            live.set_desired(names, qdd, q, qd, time.monotonic(), times)
 
     def wrench(self, link: str, wrench: np.ndarray) -> None:
         if (live := self.live) is not None:
@@ -167,6 +183,13 @@ class RneaCore:
                 level = diagnostics.WARN
                 notes.append(publisher_note)
             level = max(level, self._input_notes(live, settings, notes, values))
+        values["clipped commands"] = str(self.clipped)
+        if self.clipped > self._clipped_reported:
+            level = max(level, diagnostics.WARN)
+            notes.append(
+                f"{self.clipped - self._clipped_reported} effort_commands values clipped to the URDF's effort limits"
+            )
+            self._clipped_reported = self.clipped
         new_rejections = self.rejections.new()
         if new_rejections:
             level = max(level, diagnostics.WARN)

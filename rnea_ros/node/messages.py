@@ -44,23 +44,42 @@ def joint_state_arrays(msg: JointState) -> tuple[np.ndarray, np.ndarray, bool]:
     return position, velocity, velocity_given
 
 
-def desired_point(msg: JointTrajectory) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """(names, qdd, q, qd) of the first point, in the message's order; q and qd are None when the
-    point has no state."""
+MAX_DESIRED_POINTS = 100  # a second of points at 100 Hz, or 0.1 s at 1 kHz
+
+
+def desired_points(
+    msg: JointTrajectory,
+) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """(names, qdd, q, qd, times) of a desired trajectory, in the message's joint order.
+
+    A zero ``header.stamp`` means "now": only the first point is used (qdd, q, qd are 1-D and
+    times is None). A stamped message gives every point (2-D arrays, one row per point) with
+    its time, ``header.stamp + time_from_start`` [s], increasing: the node uses the point of
+    each joint_states stamp. q and qd are None unless every point used has both."""
     if not msg.points:
         raise InvalidMessageError("empty_trajectory", "desired_accelerations has no points")
-    point = msg.points[0]
-    n = len(msg.joint_names)
-    if len(point.accelerations) != n:
+    stamped = msg.header.stamp.sec != 0 or msg.header.stamp.nanosec != 0
+    points = msg.points if stamped else msg.points[:1]
+    if len(points) > MAX_DESIRED_POINTS:
         raise InvalidMessageError(
-            "wrong_length", f"desired_accelerations has {n} joint names but {len(point.accelerations)} accelerations"
+            "too_many_points", f"desired_accelerations has {len(points)} points, at most {MAX_DESIRED_POINTS}"
         )
-    qdd = finite_array(point.accelerations, "desired_accelerations")
-    if len(point.positions) != n or len(point.velocities) != n:
-        return list(msg.joint_names), qdd, None, None
-    q = finite_array(point.positions, "desired positions")
-    qd = finite_array(point.velocities, "desired velocities")
-    return list(msg.joint_names), qdd, q, qd
+    n = len(msg.joint_names)
+    if any(len(point.accelerations) != n for point in points):
+        raise InvalidMessageError("wrong_length", f"desired_accelerations: every point needs {n} accelerations")
+    shape = (len(points), n)
+    qdd = finite_array([x for point in points for x in point.accelerations], "desired_accelerations").reshape(shape)
+    q = qd = None
+    if all(len(point.positions) == n and len(point.velocities) == n for point in points):
+        q = finite_array([x for point in points for x in point.positions], "desired positions").reshape(shape)
+        qd = finite_array([x for point in points for x in point.velocities], "desired velocities").reshape(shape)
+    if not stamped:
+        return list(msg.joint_names), qdd[0], None if q is None else q[0], None if qd is None else qd[0], None
+    start = stamp_seconds(msg.header.stamp)
+    times = np.array([start + p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
+    if np.any(np.diff(times) <= 0.0):
+        raise InvalidMessageError("unordered_points", "desired_accelerations: time_from_start must increase")
+    return list(msg.joint_names), qdd, q, qd, times
 
 
 def _vector6(first, second, what: str) -> np.ndarray:

@@ -134,7 +134,9 @@ class RneaNode(Node):
         self.core.inputs.received("robot_description")
         self.loader.submit(msg.data)
 
-    def _loaded(self, live: LiveModel) -> None:
+    def _loaded(self, live: LiveModel | None) -> None:
+        if live is None:  # a gravity change before any model: nothing to rebuild
+            return
         self.core.load(live)
         self._warned_frames = set()
         base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
@@ -161,17 +163,33 @@ class RneaNode(Node):
             return SetParametersResult(successful=False, reason=str(error))
         if "robot_description" in values and not settings.robot_description:
             return SetParametersResult(successful=False, reason="robot_description cannot be emptied at run time")
+        if "robot_description" in values or "gravity" in values:
+            return self._rebuild(settings, supersede="robot_description" in values)
         live = self.core.live
-        description = settings.robot_description or (live.description if live is not None else "")
-        if ("gravity" in values or "robot_description" in values) and description:
+        if live is not None:
             try:
-                live = build_live_model(description, settings)
-            except Exception as error:
-                return SetParametersResult(successful=False, reason=f"the model cannot be built: {str(error)[:300]}")
-            self.core.settings = settings
-            self._loaded(live)
-            return SetParametersResult(successful=True)
+                settings.check_gains(len(live.command_order))
+            except ValueError as error:
+                return SetParametersResult(successful=False, reason=str(error))
         return self._apply_settings(settings)
+
+    def _rebuild(self, settings: Settings, supersede: bool) -> SetParametersResult:
+        """A new description or gravity, built in turn with the loader (one build at a time) and
+        loaded before the answer. A new gravity rebuilds the newest model loaded; descriptions
+        still waiting are then built with it."""
+
+        def build() -> LiveModel | None:
+            live = self.core.live
+            description = settings.robot_description if supersede else (live.description if live else "")
+            built = build_live_model(description, settings) if description else None
+            self.core.settings = settings  # before the loader's next build, which reads it
+            return built
+
+        try:
+            self.loader.load_now(build, supersede)
+        except Exception as error:
+            return SetParametersResult(successful=False, reason=f"the model cannot be built: {str(error)[:300]}")
+        return SetParametersResult(successful=True)
 
     def _apply_settings(self, settings: Settings) -> SetParametersResult:
         self.core.settings = settings
@@ -200,7 +218,7 @@ class RneaNode(Node):
     def _on_desired(self, msg: JointTrajectory) -> None:
         self.core.inputs.received("desired_accelerations")
         try:
-            self.core.desired(*messages.desired_point(msg))
+            self.core.desired(*messages.desired_points(msg))
         except InvalidMessageError as rejection:
             self._reject(rejection, "desired_accelerations")
 

@@ -69,6 +69,20 @@ PARAMETERS: dict[str, tuple[object, str, bool, FloatingPointRange | None]] = {
     "floating_base": (False, "Free-flyer base on the root link (automatic with a floating root joint).", True, None),
     "base_timeout": (0.1, "Odometry or IMU older than this is not used [s].", False, TIMEOUT_RANGE),
     "contact_links": ([""], "Links in contact whose wrench is not measured (floating base).", True, None),
+    "kp": (
+        [0.0],
+        "Position gains of effort_commands [N·m/rad or N/m], one per command joint or one for all; "
+        "act while a fresh desired point has positions and velocities.",
+        False,
+        None,
+    ),
+    "kd": ([0.0], "Velocity gains of effort_commands [N·m·s/rad or N·s/m], as kp.", False, None),
+    "command_source": (
+        "inverse_dynamics",
+        "What effort_commands adds to the feedback: inverse_dynamics, gravity (compensation only) or none.",
+        False,
+        None,
+    ),
 }
 
 
@@ -92,8 +106,10 @@ def settings_from(values: dict[str, object], base: Settings | None = None) -> Se
             converted[name] = tuple(float(g) for g in value)
         elif name in ("use_desired_state", "floating_base", "strict_inertia"):
             converted[name] = bool(value)
-        elif name == "robot_description":
+        elif name in ("robot_description", "command_source"):
             converted[name] = str(value)
+        elif name in ("kp", "kd"):
+            converted[name] = tuple(float(k) for k in value)
         else:
             converted[name] = float(value)
     return (base or Settings()).with_values(**converted)

@@ -11,6 +11,9 @@ import math
 from dataclasses import dataclass, replace
 
 MAX_TOPICS = 32  # wrench topics: each is a subscription; a thousand would be a mistake, not a robot
+# What feeds effort_commands besides the feedback: full inverse dynamics, gravity compensation
+# only (hand-guiding), or nothing (feedback only, for comparisons).
+COMMAND_SOURCES = ("inverse_dynamics", "gravity", "none")
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,9 @@ class Settings:
     floating_base: bool = False
     base_timeout: float = 0.1
     contact_links: tuple[str, ...] = ()
+    kp: tuple[float, ...] = ()  # per command joint, or one for all; empty: no feedback
+    kd: tuple[float, ...] = ()
+    command_source: str = "inverse_dynamics"
 
     def __post_init__(self) -> None:
         if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
@@ -39,8 +45,26 @@ class Settings:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value}")
         if not (math.isfinite(self.future_stamp_tolerance) and self.future_stamp_tolerance >= 0.0):
             raise ValueError(f"future_stamp_tolerance must be ≥ 0 s, got {self.future_stamp_tolerance}")
+        for name in ("kp", "kd"):
+            gains = getattr(self, name)
+            if not all(math.isfinite(k) and k >= 0.0 for k in gains):
+                raise ValueError(f"{name} must be finite and ≥ 0, got {list(gains)}")
+        if self.command_source not in COMMAND_SOURCES:
+            raise ValueError(f"command_source must be one of {list(COMMAND_SOURCES)}, got '{self.command_source}'")
         if len(self.wrench_topics) > MAX_TOPICS:
             raise ValueError(f"wrench_topics lists {len(self.wrench_topics)} topics, at most {MAX_TOPICS}")
+
+    @property
+    def feedback(self) -> bool:
+        return any(self.kp) or any(self.kd)
+
+    def check_gains(self, joints: int) -> None:
+        """ValueError unless kp and kd each hold 0, 1 or ``joints`` (the command joints) values."""
+        for name in ("kp", "kd"):
+            if len(getattr(self, name)) not in (0, 1, joints):
+                raise ValueError(
+                    f"{name} has {len(getattr(self, name))} values: give 1, or one per command joint ({joints})"
+                )
 
     def with_values(self, **values) -> Settings:
         """A copy with some values changed; ValueError (with the reason) when one is not valid."""

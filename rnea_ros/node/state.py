@@ -84,14 +84,28 @@ class NameMatcher:
         return match
 
 
+# joint_states stamps and point times may differ by float rounding: well below any control period
+POINT_TIME_TOLERANCE = 1e-4  # s
+
+
 @dataclass(frozen=True)
 class Desired:
-    """The latest desired_accelerations point, in model order (q, qd: None without a state; NaN: not named)."""
+    """The latest desired_accelerations, in model order: one row per point (q, qd: None without a
+    state; NaN: not named); ``times`` [s] of the points, None for one point meaning "now"."""
 
     qdd: np.ndarray
     q: np.ndarray | None
     qd: np.ndarray | None
     received: float  # time.monotonic()
+    times: np.ndarray | None = None
+
+    def row_at(self, stamp: float) -> int:
+        """The point in force at a joint_states stamp: the last one whose time has come (the first
+        before the trajectory starts, the last after it ends)."""
+        if self.times is None:
+            return 0
+        k = int(np.searchsorted(self.times, stamp + POINT_TIME_TOLERANCE, side="right")) - 1
+        return min(max(k, 0), len(self.times) - 1)
 
 
 @dataclass(frozen=True)
@@ -105,6 +119,12 @@ class Inputs:
     wrenches: dict[str, np.ndarray] | None
     base: BaseState | None = None
     base_acceleration: np.ndarray | None = None  # classical [a, α] in the base frame; None: zero
+    # For the feedback of effort_commands: the measured joint state, and the fresh desired one
+    # (None without one; NaN for joints the desired point does not name).
+    q_measured: np.ndarray | None = None
+    qd_measured: np.ndarray | None = None
+    q_desired: np.ndarray | None = None
+    qd_desired: np.ndarray | None = None
 
 
 class LiveModel:
@@ -156,6 +176,17 @@ class LiveModel:
         if self.contacts is not None:
             self.contacts.jacobian_transpose(q0)
 
+    def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+        """kp and kd in model order (given in command_joints order, or one value for all);
+        joints outside command_joints get no feedback."""
+        arrays = []
+        for given in (settings.kp, settings.kd):
+            gains = np.zeros(self.n)
+            if given:
+                gains[self.command_order] = given if len(given) > 1 else given[0]
+            arrays.append(gains)
+        return arrays[0], arrays[1]
+
     # --- joint_states ------------------------------------------------------------------------
     def merge_joint_states(
         self, names: Sequence[str], position: np.ndarray, velocity: np.ndarray, stamp: float, state_timeout: float
@@ -186,18 +217,27 @@ class LiveModel:
 
     # --- other inputs ------------------------------------------------------------------------
     def set_desired(
-        self, names: Sequence[str], qdd: np.ndarray, q: np.ndarray | None, qd: np.ndarray | None, now: float
+        self,
+        names: Sequence[str],
+        qdd: np.ndarray,
+        q: np.ndarray | None,
+        qd: np.ndarray | None,
+        now: float,
+        times: np.ndarray | None = None,
     ) -> None:
-        """A desired point (the message's order) in model order: unnamed joints get q̈ = 0 and no state."""
+        """Desired points (the message's joint order; 1-D: one point, 2-D: one row per point at
+        ``times``) in model order: unnamed joints get q̈ = 0 and no state."""
         match = self.matcher.match(names)
         message_rows, model_rows = match.message_rows, match.model_rows
-        model_qdd = np.zeros(self.n)
-        model_qdd[model_rows] = qdd[message_rows]
+        qdd = np.atleast_2d(qdd)
+        model_qdd = np.zeros((len(qdd), self.n))
+        model_qdd[:, model_rows] = qdd[:, message_rows]
         model_q = model_qd = None
         if q is not None and qd is not None:
-            model_q, model_qd = np.full(self.n, math.nan), np.full(self.n, math.nan)
-            model_q[model_rows], model_qd[model_rows] = q[message_rows], qd[message_rows]
-        self.desired = Desired(model_qdd, model_q, model_qd, now)
+            q, qd = np.atleast_2d(q), np.atleast_2d(qd)
+            model_q, model_qd = np.full((len(q), self.n), math.nan), np.full((len(qd), self.n), math.nan)
+            model_q[:, model_rows], model_qd[:, model_rows] = q[:, message_rows], qd[:, message_rows]
+        self.desired = Desired(model_qdd, model_q, model_qd, now, times)
 
     def set_wrench(self, link: str, wrench: np.ndarray, now: float) -> None:
         if link not in self.links:
@@ -231,17 +271,25 @@ class LiveModel:
     def inputs_now(self, now: float, settings: Settings) -> Inputs:
         """q, q̇, q̈ and wrenches to compute with: measured or desired state, fresh inputs only."""
         q, qd, qdd = self.q, self.qd, self.zeros
+        q_desired = qd_desired = None
         desired = self.desired
         if desired is not None and now - desired.received <= settings.acceleration_timeout:
-            qdd = desired.qdd
-            if settings.use_desired_state and desired.q is not None:
-                q = np.where(np.isnan(desired.q), q, desired.q)
-                qd = np.where(np.isnan(desired.qd), qd, desired.qd)
+            row = desired.row_at(self.newest_stamp)
+            qdd = desired.qdd[row]
+            if desired.q is not None:
+                q_desired, qd_desired = desired.q[row], desired.qd[row]
+            # with feedback, the feed-forward is that of the desired state (PD plus feed-forward)
+            if (settings.use_desired_state or settings.feedback) and q_desired is not None:
+                q = np.where(np.isnan(q_desired), q, q_desired)
+                qd = np.where(np.isnan(qd_desired), qd, qd_desired)
         wrenches = self.fresh_wrenches(now, settings.wrench_timeout)
+        measured = {"q_measured": self.q, "qd_measured": self.qd, "q_desired": q_desired, "qd_desired": qd_desired}
         if not self.floating:
-            return Inputs(q, qd, qdd, wrenches)
+            return Inputs(q, qd, qdd, wrenches, **measured)
         base = self.fresh_base(now, settings.base_timeout, q, qd)
-        return Inputs(q, qd, qdd, wrenches, base, self._base_acceleration(now, settings.acceleration_timeout))
+        return Inputs(
+            q, qd, qdd, wrenches, base, self._base_acceleration(now, settings.acceleration_timeout), **measured
+        )
 
     def fresh_wrenches(self, now: float, timeout: float) -> dict[str, np.ndarray] | None:
         fresh = {link: w for link, (w, received) in self.wrenches.items() if now - received <= timeout}

@@ -3,6 +3,11 @@
 Plain Python (no rclpy). Every output of one state is computed before any is published,
 so that they go out all together or not at all: any failure raises ``ValueError`` (or
 ``LinAlgError``) and nothing is published.
+
+``effort_commands`` = source + Kp (q_d − q) + Kd (q̇_d − q̇), clipped to the URDF's effort
+limits: the source is the inverse dynamics (at the desired state when there is feedback and
+a fresh desired state), the gravity torques at the measured state, or nothing; the feedback
+acts only while a fresh desired point gives positions and velocities, on the joints it names.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
+from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import Inputs, LiveModel
 
 
@@ -28,21 +34,48 @@ class Outputs:
     gravity: np.ndarray
     base_residual: np.ndarray | None = None
     contact_wrenches: dict[str, np.ndarray] | None = None
+    clipped: int = 0  # command joints clipped to their effort limit
 
 
-def compute_outputs(live: LiveModel, inputs: Inputs) -> Outputs | None:
+def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None = None) -> Outputs | None:
     """Inverse dynamics and gravity torques at ``inputs``; None when a floating base has no fresh state."""
+    settings = settings or Settings()
     if not live.floating:
         model = live.model
         tau = model.inverse_dynamics(inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
         gravity = model.gravity_torques(inputs.q)
-        return Outputs(live, inputs.q, inputs.qd, tau, tau[live.command_order], gravity)
+        held = gravity
+        if settings.command_source == "gravity" and inputs.q_measured is not None and inputs.q is not inputs.q_measured:
+            held = model.gravity_torques(inputs.q_measured)
+        commands, clipped = effort_commands(live, inputs, settings, tau, held)
+        return Outputs(live, inputs.q, inputs.qd, tau, commands, gravity, clipped=clipped)
     if inputs.base is None:
         return None
-    return _floating_outputs(live, inputs)
+    return _floating_outputs(live, inputs, settings)
 
 
-def _floating_outputs(live: LiveModel, inputs: Inputs) -> Outputs:
+def effort_commands(
+    live: LiveModel, inputs: Inputs, settings: Settings, tau: np.ndarray, gravity: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """The commands in ``command_joints`` order and how many were clipped (see the module docstring)."""
+    if settings.command_source == "inverse_dynamics":
+        u = tau.copy()
+    elif settings.command_source == "gravity":
+        u = gravity.copy()
+    else:
+        u = np.zeros(live.n)
+    if settings.feedback and inputs.q_desired is not None and inputs.qd_desired is not None:
+        kp, kd = live.gains(settings)
+        u += np.nan_to_num(kp * (inputs.q_desired - inputs.q_measured), nan=0.0)
+        u += np.nan_to_num(kd * (inputs.qd_desired - inputs.qd_measured), nan=0.0)
+    limits = live.model.effort_limits
+    commands = np.clip(u, -limits, limits)[live.command_order]
+    if not np.all(np.isfinite(commands)):
+        raise ValueError("effort_commands are not finite")
+    return commands, int(np.count_nonzero(commands != u[live.command_order]))
+
+
+def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Outputs:
     """Joint torques at the base state from odometry or IMU; the base rows of τ are the residual
     wrench, distributed onto contact_links when set."""
     base = inputs.base
@@ -64,13 +97,15 @@ def _floating_outputs(live: LiveModel, inputs: Inputs) -> Outputs:
     joints = tau[BASE_DOFS:]
     if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(gravity))):
         raise ValueError("the contact distribution gave non-finite torques")
+    commands, clipped = effort_commands(live, inputs, settings, joints, gravity[BASE_DOFS:])
     return Outputs(
         live,
         inputs.q,
         inputs.qd,
         joints,
-        joints[live.command_order],
+        commands,
         gravity[BASE_DOFS:],
         tau[:BASE_DOFS],
         contact_wrenches,
+        clipped,
     )

@@ -10,6 +10,11 @@ gravity torques must equal g(q) of one of them and the feed-forward efforts
 ID(q, q̇, 0) of the same one (a "torn" output matches neither). Reported: messages
 in and out, drops, rejected counts (from /diagnostics), the node's RSS at start and
 end, p50/p99 latency. ``run_soak`` is also used by the quick test suite (20 s).
+
+``flood=N``: at a third of the run, N valid descriptions of ~1.3 MB (the arm with 9,000
+massless links on fixed joints: the same dynamics, ~2 s to build each) are sent back to
+back; the worst latency and the node's peak RSS (sampled every 0.1 s) during the run
+show what such a flood costs the joint_states stream.
 """
 
 from __future__ import annotations
@@ -43,6 +48,20 @@ DESCRIPTION_QOS = QoSProfile(
 BROKEN_URDF = "<robot name='broken'><link name='a'/><joint name='j' type='revolute'><parent link='a'/></joint>"
 
 
+FLOOD_QOS = QoSProfile(depth=64, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def padded_description(urdf: str, links: int = 9000) -> str:
+    """``urdf`` with ``links`` massless links on fixed joints below its first link: same dynamics."""
+    first = urdf.split('<link name="', 1)[1].split('"', 1)[0]
+    extra = "".join(
+        f'<link name="pad{k}"/><joint name="pad_joint{k}" type="fixed"><parent link="{first}"/>'
+        f'<child link="pad{k}"/><origin xyz="0 0 {k * 1e-4:.4f}"/></joint>'
+        for k in range(links)
+    )
+    return urdf.replace("</robot>", extra + "</robot>")
+
+
 def rss_bytes(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -59,6 +78,7 @@ class SoakClient:
         self.names = self.models[0].joint_names
         self.pub_states = self.node.create_publisher(JointState, "joint_states", 10)
         self.pub_description = self.node.create_publisher(String, "robot_description", DESCRIPTION_QOS)
+        self.pub_flood = self.node.create_publisher(String, "robot_description", FLOOD_QOS)
         self.efforts = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_efforts, 100)
         self.gravity = DedicatedSubscription(self.node, JointState, "gravity_torques", self._on_gravity, 100)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
@@ -122,7 +142,9 @@ def start_node(env: dict) -> subprocess.Popen:
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def run_soak(seconds: float, rate: float = 2000.0, swap_period: float = 3.0, domain_id: int | None = None) -> dict:
+def run_soak(
+    seconds: float, rate: float = 2000.0, swap_period: float = 3.0, domain_id: int | None = None, flood: int = 0
+) -> dict:
     """Runs the soak; returns the figures (see the module docstring)."""
     domain = domain_id if domain_id is not None else 200 + os.getpid() % 30
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
@@ -162,7 +184,15 @@ def run_soak(seconds: float, rate: float = 2000.0, swap_period: float = 3.0, dom
         rss_start = rss_bytes(node_process.pid)
         start = next_time = time.monotonic()
         next_swap, swaps = start + swap_period, 0
+        flood_at, flood_description = start + seconds / 3, padded_description(descriptions[0]) if flood else ""
+        next_rss, rss_peak = start, rss_start
         while (now := time.monotonic()) - start < seconds and node_process.poll() is None:
+            if now >= next_rss:
+                rss_peak, next_rss = max(rss_peak, rss_bytes(node_process.pid)), now + 0.1
+            if flood and now >= flood_at:
+                for _ in range(flood):
+                    client.pub_flood.publish(String(data=flood_description))
+                flood = 0
             if now >= next_swap:
                 swaps += 1
                 client.pub_description.publish(String(data=descriptions[swaps % len(descriptions)]))
@@ -209,8 +239,10 @@ def run_soak(seconds: float, rate: float = 2000.0, swap_period: float = 3.0, dom
         "rss_start_mb": rss_start / 2**20,
         "rss_end_mb": rss_end / 2**20,
         "rss_growth_mb": (rss_end - rss_start) / 2**20,
+        "rss_peak_growth_mb": (rss_peak - rss_start) / 2**20,
         "latency_p50_us": float(np.percentile(latency, 50)) if len(latency) else None,
         "latency_p99_us": float(np.percentile(latency, 99)) if len(latency) else None,
+        "latency_max_us": float(latency.max()) if len(latency) else None,
     }
 
 
@@ -219,8 +251,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=600.0)
     parser.add_argument("--rate", type=float, default=2000.0)
     parser.add_argument("--swap-period", type=float, default=3.0)
+    parser.add_argument("--flood", type=int, default=0, help="descriptions sent back to back at a third of the run")
     args = parser.parse_args()
-    print(json.dumps(run_soak(args.seconds, args.rate, args.swap_period), indent=2))
+    print(json.dumps(run_soak(args.seconds, args.rate, args.swap_period, flood=args.flood), indent=2))
 
 
 if __name__ == "__main__":

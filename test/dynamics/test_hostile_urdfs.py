@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import ModelError, RobotModel
+from rnea_ros.dynamics.urdf import MAX_DESCRIPTION_BYTES, MAX_LINKS
 from rnea_ros.testing.random_urdf import LINK, joint_xml, robot_xml
 
 BILLION_LAUGHS = (
@@ -50,7 +51,8 @@ HOSTILE = {
         robot_xml(LINK.format("a") + LINK.format("b") + joint_xml("j", "a", "b", extra='<axis xyz="1e300 0 0"/>')),
         "out of range",
     ),
-    "oversized": ("<robot>" + " " * (65 * 2**20) + "</robot>", "MiB limit"),
+    "oversized": ("<robot>" + " " * (MAX_DESCRIPTION_BYTES + 1) + "</robot>", "MiB limit"),
+    "too many links": (robot_xml("".join(LINK.format(f"l{i}") for i in range(MAX_LINKS + 1))), "over the limit"),
 }
 
 

@@ -67,7 +67,7 @@ def feed(core: RneaCore, fed: Fed, msg, sign: float = 1.0) -> None:
             if outputs is not None:
                 fed.outputs.append(outputs)
         elif isinstance(msg, JointTrajectory):
-            core.desired(*messages.desired_point(msg))
+            core.desired(*messages.desired_points(msg))
         elif isinstance(msg, WrenchStamped):
             core.wrench(msg.header.frame_id, sign * messages.wrench_array(msg))
         elif isinstance(msg, Odometry):
@@ -97,14 +97,16 @@ def _send(core: RneaCore, fed: Fed, names, position, velocity, sec: int, nanosec
 
 
 def check_outputs(fed: Fed, model: RobotModel) -> None:
-    """Every output since the last check: finite, one model, commands = efforts in order."""
+    """Every output since the last check: finite, one model, commands = efforts in order, clipped
+    to the URDF's effort limits (no gains are set here)."""
     order = [model.joint_names.index(name) for name in COMMAND_JOINTS]
     for out in fed.outputs:
         assert out.live.model.joint_names == model.joint_names
         for values in (out.q, out.tau, out.gravity, out.commands):
             assert np.all(np.isfinite(values))
         np.testing.assert_allclose(out.gravity, model.gravity_torques(out.q), rtol=1e-12, atol=1e-12)
-        np.testing.assert_array_equal(out.commands, out.tau[order])
+        limits = model.effort_limits
+        np.testing.assert_array_equal(out.commands, np.clip(out.tau, -limits, limits)[order])
     fed.outputs.clear()
 
 

@@ -76,3 +76,53 @@ def test_waiting_descriptions_are_bounded():
     assert loader.wait_idle(5.0)
     assert recorder.loaded == ["first"]
     assert len(recorder.refused) == MAX_WAITING
+
+
+def test_load_now_waits_for_the_build_under_way_and_wins_over_what_came_before():
+    gate = threading.Event()
+    recorder = Recorder(gate)
+    loader = recorder.loader()
+    loader.submit("A")
+    assert recorder.building.wait(5.0)  # A is building
+    loader.submit("B")  # waiting
+    done = threading.Event()
+
+    def parameter_change():
+        loader.load_now(lambda: recorder.build("P"), supersede=True)
+        done.set()
+
+    threading.Thread(target=parameter_change).start()
+    assert not done.wait(0.2)  # one build at a time: P waits for A
+    gate.set()
+    assert done.wait(5.0) and loader.wait_idle(5.0)
+    # B, submitted before P, may be built while P waits its turn, but never loaded after it
+    assert recorder.loaded[0] == "A" and recorder.loaded[-1] == "P"
+    assert recorder.most_running == 1
+
+
+def test_load_now_without_supersede_keeps_the_waiting_descriptions():
+    gate = threading.Event()
+    recorder = Recorder(gate)
+    loader = recorder.loader()
+    loader.submit("A")
+    assert recorder.building.wait(5.0)
+    loader.submit("B")
+    gate.set()
+    # as the node does for a new gravity: rebuild the newest model loaded when its turn comes
+    loader.load_now(lambda: recorder.build(recorder.loaded[-1] + " rebuilt"), supersede=False)
+    assert loader.wait_idle(5.0)
+    assert recorder.loaded[-1] in ("B", "B rebuilt")  # B is built after the rebuild, or rebuilt by it
+
+
+def test_load_now_that_fails_changes_nothing():
+    recorder = Recorder()
+    loader = recorder.loader()
+    loader.submit("A")
+    assert loader.wait_idle(5.0)
+    try:
+        loader.load_now(lambda: recorder.build("bad P"), supersede=True)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a failed build must raise")
+    assert recorder.loaded == ["A"]

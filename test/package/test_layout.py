@@ -53,6 +53,23 @@ def test_offline_rooms_never_import_ros_or_the_node(room):
         assert not any(root.startswith(("rnea_ros.node", "rnea_ros.demo.demo")) for root in roots), path.name
 
 
+def test_only_the_simulation_imports_mujoco():
+    for path in PACKAGE.rglob("*.py"):
+        if "mujoco" in imported_roots(path) or "import mujoco" in path.read_text():
+            assert path.parent.name == "simulation", f"{path.relative_to(PACKAGE)} imports mujoco"
+
+
+def test_simulation_imports_the_physics_and_ros_only():
+    allowed = {"numpy", "lxml", "mujoco"} | ROS
+    for path in (PACKAGE / "simulation").glob("*.py"):
+        for root in imported_roots(path):
+            if root.startswith("rnea_ros"):
+                # the dedicated subscription is shared ROS plumbing; the simulated robot knows no rnea_ros dynamics
+                assert root.startswith("rnea_ros.simulation") or root == "rnea_ros.node.subscription", (path.name, root)
+            else:
+                assert root in allowed or root in sys.stdlib_module_names, (path.name, root)
+
+
 BLOCK_ROS = """
 import sys
 class NoROS:

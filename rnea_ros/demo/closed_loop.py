@@ -1,0 +1,195 @@
+"""The closed loop: rnea_sim (robot + ros2_control stand-in), rnea_node and a trajectory
+publisher, over loopback DDS; what the demo and the closed-loop tests run.
+
+Wiring, as with a real robot: the simulator publishes ``joint_states`` and takes
+``effort_commands`` (its ``commands_topic``) like a JointGroupEffortController; rnea_node
+subscribes to ``joint_states`` and ``desired_accelerations`` and publishes ``effort_commands``.
+The trajectory publisher takes its clock from the node's ``feedforward_efforts`` (stamped
+with the joint_states they were computed from) and sends, every few of them, the next
+``CHUNK`` desired points as one stamped JointTrajectory, so that the node always holds the
+point of the state it is about to receive. Trajectory time 0 is the first state the node
+computed for; until then the start point is held. What the robot did comes from the
+simulator's own record (``record_file``): every state it published.
+
+Start-up order matters in this environment (Fast DDS from the Jazzy wheels): a reliable reader
+created before the writer it reads sometimes received late, in bursts, or nothing (see the
+README, "Closed loop"). So the simulator starts first, rnea_node once the simulator's
+joint_states publisher is seen, and the trajectory publisher subscribes once the node's
+outputs are seen; each topic has one reader.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import rclpy
+import yaml
+from builtin_interfaces.msg import Duration
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rnea_ros.demo.trajectories import MultiSine
+from rnea_ros.node.subscription import DedicatedSubscription
+
+CHUNK = 100  # points per desired_accelerations message (0.1 s ahead at 1 kHz) ...
+SEND_EVERY = 10  # ... sent on every 10th feedforward_efforts: a stall up to 90 ms loses nothing
+
+
+def params_file(path: Path, parameters: dict) -> Path:
+    """A parameters file for any node name and namespace."""
+    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": parameters}}))
+    return path
+
+
+def start(module: str, namespace: str, parameters: dict, folder: Path, env: dict) -> subprocess.Popen:
+    """``python -m module`` in ``namespace`` with its parameters and its log in ``folder``."""
+    name = module.rsplit(".", 1)[-1]
+    params = params_file(folder / f"{namespace}_{name}.yaml", parameters)
+    log = (folder / f"{namespace}_{name}.log").open("w")
+    command = [sys.executable, "-m", module, "--ros-args", "-r", f"__ns:=/{namespace}", "--params-file", str(params)]
+    return subprocess.Popen(command, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+def stop(process: subprocess.Popen, timeout: float = 10.0) -> int:
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait(timeout=timeout)
+
+
+@dataclass
+class Run:
+    """What the robot did (the simulator's record, every step) and what it was asked to do."""
+
+    joint_names: list[str]
+    time: np.ndarray  # trajectory time of each state [s] (negative: before the trajectory)
+    q: np.ndarray  # (N, joints), the simulator's joint order
+    qd: np.ndarray
+    effort: np.ndarray  # applied efforts
+    q_ref: np.ndarray | None  # (N, trajectory joints), the trajectory at the same times
+    sim_log: str
+    node_log: str
+
+    def positions(self, names: list[str]) -> np.ndarray:
+        return self.q[:, [self.joint_names.index(name) for name in names]]
+
+    def tracking_error(self, names: list[str], after: float = 0.0) -> np.ndarray:
+        """q_ref − q of the trajectory joints, from trajectory time ``after`` on."""
+        started = self.time >= after
+        return (self.q_ref - self.positions(names))[started]
+
+
+class TrajectoryPublisher:
+    """Sends the trajectory ahead of the node, clocked by its feedforward_efforts."""
+
+    def __init__(self, node: Node, joints: list[str], trajectory: MultiSine, period: float) -> None:
+        self.node, self.joints, self.trajectory, self.period = node, joints, trajectory, period
+        self.t0: float | None = None
+        self.received = 0
+        self.desired = node.create_publisher(JointTrajectory, "desired_accelerations", 10)
+        self.outputs: DedicatedSubscription | None = None
+        self.lock = threading.Lock()
+
+    def follow_outputs(self) -> None:
+        """Subscribes to the node's feedforward_efforts (call once the node publishes them)."""
+        self.outputs = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_output, 100)
+        self.outputs.start()
+
+    def hold_start(self) -> None:
+        """Until the node computes: the start point, at rest, as an unstamped point ("now")."""
+        q, qd, qdd = self.trajectory.at(0.0)
+        point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
+        self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
+
+    def _on_output(self, msg: JointState) -> None:
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        with self.lock:
+            if self.t0 is None:
+                self.t0 = stamp
+            self.received += 1
+            if (self.received - 1) % SEND_EVERY == 0:
+                self._send_chunk(msg.header.stamp, stamp - self.t0)
+
+    def _send_chunk(self, stamp, t: float) -> None:
+        msg = JointTrajectory(joint_names=self.joints)
+        msg.header.stamp = stamp
+        for k in range(1, CHUNK + 1):
+            q, qd, qdd = self.trajectory.at(t + k * self.period)
+            nanoseconds = round(k * self.period * 1e9)
+            point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
+            point.time_from_start = Duration(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+            msg.points.append(point)
+        self.desired.publish(msg)
+
+    def close(self) -> None:
+        if self.outputs is not None:
+            self.outputs.destroy()
+
+
+def run_closed_loop(
+    folder: Path,
+    namespace: str,
+    sim_parameters: dict,
+    node_parameters: dict | None,
+    trajectory: MultiSine | None,
+    joints: list[str],
+    env: dict,
+    timeout: float = 120.0,
+    stop_node_after: float | None = None,
+) -> Run:
+    """Runs the simulator until its ``duration`` with rnea_node (none when ``node_parameters`` is
+    None; stopped after ``stop_node_after`` s of wall time when given) and, when ``trajectory``
+    is given, the trajectory publisher. Needs rclpy initialised."""
+    folder.mkdir(parents=True, exist_ok=True)
+    period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
+    record = folder / f"{namespace}_record.npz"
+    record.unlink(missing_ok=True)
+    sim_parameters = {"commands_topic": "effort_commands", "record_file": str(record), **sim_parameters}
+    node = Node("trajectory_publisher", namespace=namespace)
+    publisher = TrajectoryPublisher(node, joints, trajectory, period) if trajectory is not None else None
+    sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
+    controller = None
+    started = time.monotonic()
+    deadline = started + timeout
+    try:
+        while sim.poll() is None and time.monotonic() < deadline:
+            if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
+                controller = start("rnea_ros.node", namespace, node_parameters, folder, env)
+            if publisher is not None and publisher.outputs is None and node.count_publishers("feedforward_efforts"):
+                publisher.follow_outputs()
+            if publisher is not None and publisher.t0 is None:
+                publisher.hold_start()
+            rclpy.spin_once(node, timeout_sec=0.05)
+            if controller is not None and stop_node_after is not None and time.monotonic() - started > stop_node_after:
+                stop(controller)
+                stop_node_after = None
+    finally:
+        if publisher is not None:
+            publisher.close()
+        node.destroy_node()
+        stop(sim)
+        if controller is not None:
+            stop(controller)
+    sim_log = (folder / f"{namespace}_simulation.log").read_text()
+    node_log = (folder / f"{namespace}_node.log").read_text() if controller is not None else ""
+    if time.monotonic() >= deadline:
+        raise TimeoutError(f"the closed loop did not finish in {timeout} s:\n{sim_log[-2000:]}")
+    data = np.load(record)
+    stamps = data["stamp"]
+    t0 = publisher.t0 if publisher is not None and publisher.t0 is not None else (stamps[0] if len(stamps) else 0.0)
+    t = stamps - t0
+    q_ref = np.array([trajectory.at(x)[0] for x in t]) if trajectory is not None else None
+    names = [str(name) for name in data["joint_names"]]
+    return Run(names, t, data["position"], data["velocity"], data["effort"], q_ref, sim_log, node_log)

@@ -1,0 +1,36 @@
+"""Reference trajectories for the closed loop (no ROS)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class MultiSine:
+    """q(t) = start + Σ_k a_k (1 − cos(2π f_k t)) per joint: starts at rest at ``start``
+    (smooth velocity), with accelerations that exercise inertia, Coriolis and gravity."""
+
+    start: np.ndarray  # (n,)
+    amplitudes: np.ndarray  # (n, K) [rad or m]
+    frequencies: np.ndarray  # (K,) [Hz]
+
+    def at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, q̇, q̈) at time t ≥ 0 (held at the start before 0)."""
+        t = max(t, 0.0)
+        w = 2.0 * np.pi * self.frequencies
+        c, s = np.cos(w * t), np.sin(w * t)
+        q = self.start + self.amplitudes @ (1.0 - c)
+        qd = self.amplitudes @ (w * s)
+        qdd = self.amplitudes @ (w * w * c)
+        return q, qd, qdd
+
+
+def fast_multisine(start: np.ndarray, moving: int, amplitude: float = 0.2, seed: int = 3) -> MultiSine:
+    """A fast trajectory (0.4 and 0.9 Hz, up to ~1.5 rad/s) for the first ``moving`` joints of ``start``,
+    the others held; phases of the joints differ through their amplitude signs."""
+    rng = np.random.default_rng(seed)
+    amplitudes = np.zeros((len(start), 2))
+    amplitudes[:moving] = amplitude * rng.choice([-1.0, 1.0], size=(moving, 2)) * np.array([1.0, 0.6])
+    return MultiSine(np.asarray(start, dtype=float), amplitudes, np.array([0.4, 0.9]))

@@ -1,0 +1,3 @@
+from rnea_ros.simulation.sim_node import main
+
+main()

@@ -1,0 +1,202 @@
+"""The simulated robot: MuJoCo built from the same URDF text the node reads. No ROS.
+
+MuJoCo loads the URDF itself (its own parser: the physics is not rnea_ros's). Links on fixed
+joints are kept as bodies (``fusestatic`` off) so that a payload and a force/torque sensor can
+sit on any link. URDF ``<mimic>`` becomes an equality constraint, ``<dynamics damping
+friction>`` joint damping and friction loss (kept or removed by option), ``<limit>`` the joint
+range. Efforts go in as generalised forces on the commanded joints, clipped to ``<limit
+effort>``: what an effort interface gives the motors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+from lxml import etree
+
+NO_PASSIVE_NO_CONSTRAINT = (
+    mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_SPRING | mujoco.mjtDisableBit.mjDSBL_DAMPER
+)
+HINGE_OR_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A rigid load fixed to ``link``: mass [kg], centre of mass [m] and principal inertia
+    [kg·m²] about it, both in the link frame."""
+
+    link: str
+    mass: float
+    com: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    inertia: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    timestep: float = 1e-3
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    keep_urdf_damping: bool = True  # URDF <dynamics damping friction>: kept as a real joint has them
+    armature: Mapping[str, float] = field(default_factory=dict)  # extra reflected inertia per joint
+    payload: Payload | None = None
+    sensor_link: str = ""  # a force/torque sensor between this link and the payload
+
+
+@dataclass(frozen=True)
+class UrdfJoint:
+    name: str
+    effort_limit: float  # inf: none given
+    mimics: str | None  # the joint it follows, for a <mimic> joint
+
+
+def urdf_joints(urdf: str) -> list[UrdfJoint]:
+    """The movable joints of a URDF in file order, with their effort limit and mimic master."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True)
+    root = etree.fromstring(urdf.encode(), parser)
+    joints = []
+    for joint in root.iterchildren("joint"):
+        if joint.get("type") in ("fixed", "floating", "planar"):
+            continue
+        limit, mimic = joint.find("limit"), joint.find("mimic")
+        effort = math.inf
+        if limit is not None and limit.get("effort") is not None:
+            effort = float(limit.get("effort"))
+        joints.append(UrdfJoint(joint.get("name"), effort, mimic.get("joint") if mimic is not None else None))
+    return joints
+
+
+class SimRobot:
+    """MuJoCo model and data of one robot; ``step`` applies efforts and advances one timestep."""
+
+    def __init__(self, urdf: str, options: SimOptions = SimOptions(), command_joints: Sequence[str] = ()) -> None:
+        self.options = options
+        joints = urdf_joints(urdf)
+        self.spec = spec = mujoco.MjSpec.from_string(urdf)
+        spec.compiler.fusestatic = False
+        spec.option.timestep = options.timestep
+        spec.option.gravity = list(options.gravity)
+        if options.payload is not None:
+            self._add_payload(options.payload, options.sensor_link)
+        self.model = spec.compile()
+        self.data = mujoco.MjData(self.model)
+        self.joint_names = [j.name for j in joints]  # every movable joint, mimics included
+        independent = [j.name for j in joints if j.mimics is None]
+        unknown = [name for name in command_joints if name not in independent]
+        if unknown:
+            raise ValueError(f"joints {unknown} are not independent movable joints of the URDF ({independent})")
+        self.command_joints = list(command_joints or independent)
+        limits = {j.name: j.effort_limit for j in joints}
+        self.effort_limits = np.array([limits[name] for name in self.command_joints])
+        self.qpos_index = np.array([self._joint(name)[0] for name in self.joint_names])
+        self.dof_index = np.array([self._joint(name)[1] for name in self.joint_names])
+        self.command_dofs = np.array([self._joint(name)[1] for name in self.command_joints])
+        self.applied = np.zeros(len(self.joint_names))  # efforts applied during the last step, per joint
+        # A mimic is a gear, not a spring: MuJoCo's default soft equality lets the follower lag
+        # (a gravity hold drifted 0.3 rad in 5 s); the stiffest stable setting holds it exactly.
+        self.model.eq_solref[:] = [2 * options.timestep, 1.0]
+        self.model.eq_solimp[:] = [0.9999, 0.9999, 0.001, 0.5, 2.0]
+        if not options.keep_urdf_damping:
+            self.model.dof_damping[:] = 0.0
+            self.model.dof_frictionloss[:] = 0.0
+        for name, armature in options.armature.items():
+            self.model.dof_armature[self._joint(name)[1]] += armature
+        self._sensor = self._sensor_rows() if options.sensor_link else None
+        mujoco.mj_forward(self.model, self.data)
+
+    def _joint(self, name: str) -> tuple[int, int]:
+        """(qpos address, dof address) of a hinge or slide joint."""
+        joint = self.model.joint(name)
+        if int(joint.type[0]) not in HINGE_OR_SLIDE:
+            raise ValueError(f"joint '{name}' is not a hinge or slide in MuJoCo")
+        return int(joint.qposadr[0]), int(joint.dofadr[0])
+
+    def _add_payload(self, payload: Payload, sensor_link: str) -> None:
+        link = self.spec.body(payload.link)
+        if link is None:
+            raise ValueError(f"payload link '{payload.link}' is not a link of the URDF")
+        body = link.add_body(name="rnea_sim_payload")
+        body.mass = payload.mass
+        body.ipos = list(payload.com)
+        body.inertia = [max(i, 1e-9) for i in payload.inertia]
+        body.explicitinertial = True
+        if sensor_link:
+            if sensor_link != payload.link:
+                raise ValueError(f"the force/torque sensor must be on the payload's link '{payload.link}'")
+            body.add_site(name="rnea_sim_ft")
+            for kind, name in ((mujoco.mjtSensor.mjSENS_FORCE, "force"), (mujoco.mjtSensor.mjSENS_TORQUE, "torque")):
+                self.spec.add_sensor(
+                    name=f"rnea_sim_{name}", type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="rnea_sim_ft"
+                )
+
+    def _sensor_rows(self) -> np.ndarray:
+        force, torque = self.model.sensor("rnea_sim_force"), self.model.sensor("rnea_sim_torque")
+        return np.r_[force.adr[0] : force.adr[0] + 3, torque.adr[0] : torque.adr[0] + 3]
+
+    # --- state -----------------------------------------------------------------------------------
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    def positions(self) -> np.ndarray:
+        return self.data.qpos[self.qpos_index].copy()
+
+    def velocities(self) -> np.ndarray:
+        return self.data.qvel[self.dof_index].copy()
+
+    def set_positions(self, positions: Mapping[str, float]) -> None:
+        """Puts joints at rest at the given positions (a mimic follows its master), held there as
+        by brakes: the sensors read the static load, as on a robot waiting for its controller."""
+        model, data = self.model, self.data
+        for name, value in positions.items():
+            data.qpos[self._joint(name)[0]] = value
+        for j in range(model.neq):  # mimic couplings: follower = multiplier · master + offset
+            if model.eq_type[j] == mujoco.mjtEq.mjEQ_JOINT:
+                master, follower = model.eq_obj2id[j], model.eq_obj1id[j]
+                poly = model.eq_data[j]
+                master_q = data.qpos[model.jnt_qposadr[master]]
+                data.qpos[model.jnt_qposadr[follower]] = poly[0] + poly[1] * master_q
+        data.qvel[:] = 0.0
+        data.qacc[:] = 0.0
+        mujoco.mj_inverse(model, data)
+        data.qfrc_applied[:] = data.qfrc_inverse
+        mujoco.mj_forward(model, data)
+        data.qfrc_applied[:] = 0.0
+
+    def sensor_wrench(self) -> np.ndarray:
+        """[f, τ] the payload applies on ``sensor_link``, in its frame, about its origin: the wrench
+        the environment applies on the robot, rnea_node's convention. MuJoCo's force/torque
+        sensors report the opposite (what the parent applies on the child)."""
+        if self._sensor is None:
+            raise ValueError("no force/torque sensor (sensor_link)")
+        return -self.data.sensordata[self._sensor]
+
+    # --- physics ---------------------------------------------------------------------------------
+    def clip(self, efforts: np.ndarray) -> tuple[np.ndarray, int]:
+        clipped = np.clip(efforts, -self.effort_limits, self.effort_limits)
+        return clipped, int(np.count_nonzero(clipped != efforts))
+
+    def step(self, efforts: np.ndarray) -> int:
+        """Applies ``efforts`` (command_joints order, clipped to the effort limits) for one
+        timestep; returns how many were clipped."""
+        clipped, count = self.clip(np.asarray(efforts, dtype=float))
+        self.data.qfrc_applied[:] = 0.0
+        self.data.qfrc_applied[self.command_dofs] = clipped
+        mujoco.mj_step(self.model, self.data)
+        self.applied = self.data.qfrc_applied[self.dof_index].copy()
+        return count
+
+    def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """MuJoCo's rigid-body inverse dynamics (passive forces and constraints off) at a state of
+        every joint (``joint_names`` order): the same physics as the simulation steps."""
+        model, data = self.model, mujoco.MjData(self.model)
+        saved = model.opt.disableflags
+        model.opt.disableflags = saved | NO_PASSIVE_NO_CONSTRAINT
+        try:
+            data.qpos[self.qpos_index], data.qvel[self.dof_index], data.qacc[self.dof_index] = q, qd, qdd
+            mujoco.mj_inverse(model, data)
+        finally:
+            model.opt.disableflags = saved
+        return data.qfrc_inverse[self.dof_index].copy()

@@ -1,0 +1,308 @@
+"""rnea_sim: the simulated robot behind the interfaces of a robot driver plus ros2_control.
+
+Publishes ``joint_states`` (every joint: position, velocity, effort = the effort applied) and,
+with a payload and a sensor, its force/torque sensor as ``geometry_msgs/WrenchStamped``; takes
+efforts as ``effort_controllers/JointGroupEffortController`` does: ``std_msgs/Float64MultiArray``
+on ``commands_topic``, values in the order of ``joints``. A command holds until the next; one of
+the wrong length or not finite is refused; none for ``command_timeout`` (simulated time) gives
+zero effort and a warning. Until the first command the robot is held, as by its brakes.
+
+Two clocks: ``realtime`` paces the physics to the wall clock (a driver's control loop); without
+it (lockstep, for tests and figures) each step also waits, at most ``lockstep_timeout`` of wall
+time, for a command sent after the last joint_states, so that every step uses the command
+computed from the state before it (lockstep runs at real time or slower). Stamps are the
+start's wall-clock time plus the simulated time. Physics and publishing run on one thread; commands arrive on another.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from rnea_ros.node.subscription import DedicatedSubscription
+
+# ``physics`` (MuJoCo) is imported only once rclpy has loaded its middleware: with MuJoCo's
+# libraries loaded first, Fast DDS (these Jazzy wheels) served only one of two readers of a
+# topic, and the other starved (measured: a second joint_states reader stalled after ~1 s).
+
+DESCRIPTION_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+POSITIVE = FloatingPointRange(from_value=1e-6, to_value=1e6)
+
+# name -> (default, description, float range or None); all read-only: a simulated robot is rebuilt, not retuned
+PARAMETERS: dict[str, tuple[object, str, FloatingPointRange | IntegerRange | None]] = {
+    "robot_description": ("", "URDF text; empty: the robot_description topic (transient local).", None),
+    "rate": (
+        1000.0,
+        "Physics steps per second of simulated time [Hz].",
+        FloatingPointRange(from_value=10.0, to_value=10000.0),
+    ),
+    "publish_every": (1, "joint_states every this many steps.", IntegerRange(from_value=1, to_value=1000)),
+    "realtime": (True, "Pace the physics to the wall clock; false: lockstep with the commands.", None),
+    "lockstep_timeout": (0.05, "Lockstep: longest wait for a command per step [s of wall time].", POSITIVE),
+    "commands_topic": ("effort_controller/commands", "std_msgs/Float64MultiArray efforts, in `joints` order.", None),
+    "joints": ([""], "Joints the commands drive, in order; empty: every joint of the URDF that is no mimic.", None),
+    "command_timeout": (0.1, "No command for this long (simulated time) gives zero effort [s].", POSITIVE),
+    "initial_positions": ([0.0], "Start positions in `joints` order (one value: all); the robot starts at rest.", None),
+    "keep_urdf_damping": (True, "Keep the URDF's <dynamics damping friction> (a real joint has them).", None),
+    "armature": ([0.0], "Extra reflected rotor inertia per joint of `joints` (one value: all) [kg·m²].", None),
+    "payload_link": ("", "Link that carries a payload; empty: none.", None),
+    "payload_mass": (0.0, "Payload mass [kg].", FloatingPointRange(from_value=0.0, to_value=1e4)),
+    "payload_com": ([0.0, 0.0, 0.0], "Payload centre of mass in the link frame [m].", None),
+    "payload_inertia": ([0.0, 0.0, 0.0], "Payload principal inertia about its centre of mass [kg·m²].", None),
+    "sensor_topic": ("", "Publish a force/torque sensor between payload_link and the payload here; empty: none.", None),
+    "sensor_reports_robot_side": (
+        False,
+        "false: the wrench the payload applies on the robot (rnea_node's convention); true: the opposite, "
+        "as sensors that report what the robot applies (list the topic in rnea_node's flip_wrench_topics).",
+        None,
+    ),
+    "gravity": ([0.0, 0.0, -9.81], "Gravity in the world frame [m/s²].", None),
+    "duration": (0.0, "Stop after this much simulated time [s]; 0: run until shut down.", None),
+    "record_file": (
+        "",
+        "Write every published state (the ground truth) to this .npz file at the end; empty: none.",
+        None,
+    ),
+}
+MAX_RECORDED = 3_600_000  # one hour at 1 kHz; later states are not recorded (with a warning)
+
+
+class SimNode(Node):
+    def __init__(self) -> None:
+        super().__init__("rnea_sim")
+        for name, (default, description, value_range) in PARAMETERS.items():
+            descriptor = ParameterDescriptor(description=description, read_only=True)
+            if isinstance(value_range, FloatingPointRange):
+                descriptor.floating_point_range = [value_range]
+            elif isinstance(value_range, IntegerRange):
+                descriptor.integer_range = [value_range]
+            self.declare_parameter(name, default, descriptor)
+        self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self.robot = None  # physics.SimRobot once a description is built
+        self.finished = threading.Event()
+        self.refused_commands = 0
+        self.accepted_commands = 0
+        self.zero_effort_steps = 0  # steps with a stale command (zero effort)
+        self.lockstep_timeouts = 0
+        self.clipped = 0
+        self.record: list[tuple] = []  # (stamp, q, qd, effort) per published state, with record_file
+        self._command = None  # (efforts, simulated time received)
+        self._command_arrived = threading.Event()
+        self._stop = threading.Event()
+        self.pub_states = self.create_publisher(JointState, "joint_states", 100)
+        self.pub_sensor = (
+            self.create_publisher(WrenchStamped, self.p["sensor_topic"], 10) if self.p["sensor_topic"] else None
+        )
+        self.commands = DedicatedSubscription(self, Float64MultiArray, self.p["commands_topic"], self._on_command, 10)
+        self._thread = threading.Thread(target=self._run, name="physics", daemon=True)
+        if self.p["robot_description"]:
+            self._start(self.p["robot_description"])
+        else:
+            self.create_subscription(String, "robot_description", lambda msg: self._start(msg.data), DESCRIPTION_QOS)
+
+    # --- set-up ----------------------------------------------------------------------------------
+    def _start(self, description: str) -> None:
+        if self.robot is not None:
+            self.get_logger().warning("a new robot_description is ignored: restart the simulation to change the robot")
+            return
+        try:
+            self.robot = self._build(description)
+        except Exception as error:
+            self.get_logger().error(f"cannot simulate this robot_description: {str(error)[:500]}")
+            return
+        self.get_logger().info(
+            f"simulating {len(self.robot.joint_names)} joints at {self.p['rate']:.0f} Hz "
+            f"({'real time' if self.p['realtime'] else 'lockstep'}); commands on "
+            f"'{self.commands.topic_name}' for {self.robot.command_joints}"
+        )
+        self.commands.start()
+        self._thread.start()
+
+    def _build(self, description: str):
+        from rnea_ros.simulation.physics import Payload, SimOptions, SimRobot
+
+        p = self.p
+        joints = [name for name in p["joints"] if name]
+        payload = None
+        if p["payload_link"] and p["payload_mass"] > 0.0:
+            payload = Payload(
+                p["payload_link"], p["payload_mass"], tuple(p["payload_com"]), tuple(p["payload_inertia"])
+            )
+        options = SimOptions(
+            timestep=1.0 / p["rate"],
+            gravity=tuple(p["gravity"]),
+            keep_urdf_damping=p["keep_urdf_damping"],
+            payload=payload,
+            sensor_link=p["payload_link"] if payload is not None and p["sensor_topic"] else "",
+        )
+        robot = SimRobot(description, options, joints)
+        n = len(robot.command_joints)
+        armature = _per_joint(p["armature"], n, "armature")
+        for name, value in zip(robot.command_joints, armature, strict=True):
+            robot.model.dof_armature[robot._joint(name)[1]] += value
+        initial = _per_joint(p["initial_positions"], n, "initial_positions")
+        robot.set_positions(dict(zip(robot.command_joints, initial, strict=True)))
+        return robot
+
+    # --- commands --------------------------------------------------------------------------------
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        robot = self.robot
+        values = np.asarray(msg.data, dtype=float)
+        if robot is None:
+            return
+        problem = None
+        if len(values) != len(robot.command_joints):
+            problem = f"{len(values)} values for {len(robot.command_joints)} joints {robot.command_joints}"
+        elif not np.all(np.isfinite(values)):
+            problem = "values that are not finite"
+        if problem:
+            self.refused_commands += 1
+            self.get_logger().error(f"command refused: {problem}", throttle_duration_sec=1.0)
+            return
+        self._command = (values, robot.time)
+        self.accepted_commands += 1
+        self._command_arrived.set()
+
+    def _efforts_now(self, robot) -> np.ndarray | None:
+        """The command in force, zeros when it is stale; None before the first (brakes on)."""
+        command = self._command
+        if command is None:
+            return None
+        values, received = command
+        if robot.time - received > self.p["command_timeout"]:
+            self.get_logger().warning(
+                f"no command for {robot.time - received:.2f} s (> command_timeout): zero effort",
+                throttle_duration_sec=2.0,
+            )
+            self.zero_effort_steps += 1
+            return np.zeros(len(robot.command_joints))
+        return values
+
+    def _controller_expected(self, robot) -> bool:
+        """Lockstep waits for a controller that has not started yet or is still sending; once its
+        commands are stale the robot goes on without it (zero effort), at full speed."""
+        command = self._command
+        return command is None or robot.time - command[1] <= self.p["command_timeout"]
+
+    # --- the loop --------------------------------------------------------------------------------
+    def _run(self) -> None:
+        robot, p = self.robot, self.p
+        dt = 1.0 / p["rate"]
+        start_wall = time.time()
+        start_monotonic = time.monotonic()
+        steps = 0
+        try:
+            while not self._stop.is_set() and rclpy.ok(context=self.context):
+                if p["duration"] > 0.0 and robot.time >= p["duration"] - 1e-12:
+                    break
+                if steps % p["publish_every"] == 0:
+                    self._command_arrived.clear()
+                    self._publish(robot, start_wall)
+                    if not p["realtime"] and self._controller_expected(robot):
+                        if not self._command_arrived.wait(p["lockstep_timeout"]) and self._command is not None:
+                            self.lockstep_timeouts += 1
+                efforts = self._efforts_now(robot)
+                if efforts is None:
+                    robot.data.time += dt  # held by the brakes until the controller sends its first command
+                else:
+                    self.clipped += robot.step(efforts)
+                steps += 1
+                # Lockstep may run slower than real time, never faster: stamps are the wall clock's
+                # start plus simulated time, and must never be in the future for the controller.
+                delay = start_monotonic + steps * dt - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+        except Exception as error:  # the loop must say why it stopped
+            self.get_logger().fatal(f"simulation stopped: {error!r}")
+        finally:
+            self._write_record(robot)
+            self.get_logger().info(
+                f"simulated {robot.time:.3f} s in {steps} steps: {self.accepted_commands} commands taken, "
+                f"{self.refused_commands} refused, {self.zero_effort_steps} steps at zero effort (stale command), "
+                f"{self.lockstep_timeouts} lockstep waits timed out, {self.clipped} efforts clipped"
+            )
+            self.finished.set()
+
+    def _publish(self, robot, start_wall: float) -> None:
+        sec, nanosec = divmod(round((start_wall + robot.time) * 1e9), 1_000_000_000)
+        msg = JointState(
+            name=robot.joint_names,
+            position=robot.positions().tolist(),
+            velocity=robot.velocities().tolist(),
+            effort=robot.applied.tolist(),
+        )
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        self.pub_states.publish(msg)
+        if self.p["record_file"]:
+            if len(self.record) < MAX_RECORDED:
+                self.record.append((sec + nanosec * 1e-9, msg.position, msg.velocity, msg.effort))
+            elif len(self.record) == MAX_RECORDED:
+                self.get_logger().warning(f"record_file: only the first {MAX_RECORDED} states are kept", once=True)
+        if self.pub_sensor is not None:
+            wrench = robot.sensor_wrench() * (-1.0 if self.p["sensor_reports_robot_side"] else 1.0)
+            sensor = WrenchStamped()
+            sensor.header.stamp = msg.header.stamp
+            sensor.header.frame_id = self.p["payload_link"]
+            f, t = sensor.wrench.force, sensor.wrench.torque
+            f.x, f.y, f.z, t.x, t.y, t.z = (float(x) for x in wrench)
+            self.pub_sensor.publish(sensor)
+
+    def _write_record(self, robot) -> None:
+        if not self.p["record_file"]:
+            return
+        stamps, q, qd, effort = zip(*self.record, strict=True) if self.record else ((), (), (), ())
+        np.savez(
+            self.p["record_file"],
+            joint_names=np.array(robot.joint_names),
+            stamp=np.array(stamps),
+            position=np.array(q),
+            velocity=np.array(qd),
+            effort=np.array(effort),
+        )
+
+    def destroy_node(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2.0)
+        self.commands.destroy()
+        super().destroy_node()
+
+
+def _per_joint(values, n: int, name: str) -> list[float]:
+    values = [float(v) for v in values]
+    if len(values) == 1:
+        return values * n
+    if len(values) != n:
+        raise ValueError(f"{name} has {len(values)} values: give 1 or {n}")
+    return values
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = SimNode()
+    try:
+        while rclpy.ok() and not node.finished.is_set():
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
