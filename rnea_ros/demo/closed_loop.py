@@ -5,9 +5,9 @@ Wiring, as with a real robot: the simulator publishes ``joint_states`` and takes
 ``effort_commands`` (its ``commands_topic``) like a JointGroupEffortController; rnea_node
 subscribes to ``joint_states`` and ``desired_accelerations`` and publishes ``effort_commands``.
 The trajectory publisher takes its clock from the node's ``feedforward_efforts`` (stamped
-with the joint_states they were computed from) and sends, every few of them, the next
-``CHUNK`` desired points as one stamped JointTrajectory, so that the node always holds the
-point of the state it is about to receive. Trajectory time 0 is the first state the node
+with the joint_states they were computed from) and sends, every ``SEND_PERIOD``, the next
+``CHUNK`` desired points from the newest of them as one stamped JointTrajectory, so that the
+node always holds the point of the state it is about to receive. Trajectory time 0 is the first state the node
 computed for; until then the start point is held. What the robot did comes from the
 simulator's own record (``record_file``): every state it published.
 
@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,8 +41,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from rnea_ros.demo.trajectories import MultiSine
 from rnea_ros.node.subscription import DedicatedSubscription
 
-CHUNK = 100  # points per desired_accelerations message (0.1 s ahead at 1 kHz) ...
-SEND_EVERY = 10  # ... sent on every 10th feedforward_efforts: a stall up to 90 ms loses nothing
+CHUNK = 60  # points per desired_accelerations message (60 ms ahead at 1 kHz) ...
+SEND_PERIOD = 0.01  # ... sent every 10 ms of wall time: a stall of up to 50 ms loses nothing
 
 
 def params_file(path: Path, parameters: dict) -> Path:
@@ -79,6 +80,7 @@ class Run:
     qd: np.ndarray
     effort: np.ndarray  # applied efforts
     q_ref: np.ndarray | None  # (N, trajectory joints), the trajectory at the same times
+    reference_names: list[str]  # the trajectory's joints
     sim_log: str
     node_log: str
 
@@ -86,9 +88,10 @@ class Run:
         return self.q[:, [self.joint_names.index(name) for name in names]]
 
     def tracking_error(self, names: list[str], after: float = 0.0) -> np.ndarray:
-        """q_ref − q of the trajectory joints, from trajectory time ``after`` on."""
+        """q_ref − q of the named trajectory joints, from trajectory time ``after`` on."""
         started = self.time >= after
-        return (self.q_ref - self.positions(names))[started]
+        reference = self.q_ref[:, [self.reference_names.index(name) for name in names]]
+        return (reference - self.positions(names))[started]
 
 
 class TrajectoryPublisher:
@@ -98,14 +101,19 @@ class TrajectoryPublisher:
         self.node, self.joints, self.trajectory, self.period = node, joints, trajectory, period
         self.t0: float | None = None
         self.received = 0
+        self.latest: tuple[float, np.ndarray] | None = None  # (trajectory time, feed-forward efforts)
         self.desired = node.create_publisher(JointTrajectory, "desired_accelerations", 10)
         self.outputs: DedicatedSubscription | None = None
-        self.lock = threading.Lock()
+        self._newest_stamp = None  # builtin_interfaces/Time of the newest feedforward_efforts
+        self._sent_stamp = None
+        self._stop = threading.Event()
+        self._sender = threading.Thread(target=self._send_loop, name="trajectory sender", daemon=True)
 
     def follow_outputs(self) -> None:
         """Subscribes to the node's feedforward_efforts (call once the node publishes them)."""
         self.outputs = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_output, 100)
         self.outputs.start()
+        self._sender.start()
 
     def hold_start(self) -> None:
         """Until the node computes: the start point, at rest, as an unstamped point ("now")."""
@@ -114,26 +122,41 @@ class TrajectoryPublisher:
         self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
 
     def _on_output(self, msg: JointState) -> None:
+        """Kept cheap: a publisher that falls behind the node would send stale points."""
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        with self.lock:
-            if self.t0 is None:
-                self.t0 = stamp
-            self.received += 1
-            if (self.received - 1) % SEND_EVERY == 0:
-                self._send_chunk(msg.header.stamp, stamp - self.t0)
+        if self.t0 is None:
+            self.t0 = stamp
+        self.received += 1
+        self.latest = (stamp - self.t0, msg.effort)
+        self._newest_stamp = msg.header.stamp
 
-    def _send_chunk(self, stamp, t: float) -> None:
+    def _send_loop(self) -> None:
+        while not self._stop.wait(SEND_PERIOD):
+            stamp = self._newest_stamp
+            if stamp is not None and stamp is not self._sent_stamp:
+                self._sent_stamp = stamp
+                self._send_chunk(stamp)
+
+    def _send_chunk(self, stamp) -> None:
+        offsets = np.arange(1, CHUNK + 1) * self.period
+        t = stamp.sec + stamp.nanosec * 1e-9 - self.t0
+        q, qd, qdd = self.trajectory.at_times(t + offsets)
         msg = JointTrajectory(joint_names=self.joints)
         msg.header.stamp = stamp
-        for k in range(1, CHUNK + 1):
-            q, qd, qdd = self.trajectory.at(t + k * self.period)
-            nanoseconds = round(k * self.period * 1e9)
-            point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
-            point.time_from_start = Duration(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+        for k, nanoseconds in enumerate(np.round(offsets * 1e9).astype(np.int64)):
+            point = JointTrajectoryPoint(
+                positions=q[k].tolist(), velocities=qd[k].tolist(), accelerations=qdd[k].tolist()
+            )
+            point.time_from_start = Duration(
+                sec=int(nanoseconds // 1_000_000_000), nanosec=int(nanoseconds % 1_000_000_000)
+            )
             msg.points.append(point)
         self.desired.publish(msg)
 
     def close(self) -> None:
+        self._stop.set()
+        if self._sender.is_alive():
+            self._sender.join(timeout=2.0)
         if self.outputs is not None:
             self.outputs.destroy()
 
@@ -148,10 +171,12 @@ def run_closed_loop(
     env: dict,
     timeout: float = 120.0,
     stop_node_after: float | None = None,
+    progress: Callable[[TrajectoryPublisher], None] | None = None,
 ) -> Run:
     """Runs the simulator until its ``duration`` with rnea_node (none when ``node_parameters`` is
     None; stopped after ``stop_node_after`` s of wall time when given) and, when ``trajectory``
-    is given, the trajectory publisher. Needs rclpy initialised."""
+    is given, the trajectory publisher (``progress`` is called with it about twice a second).
+    Needs rclpy initialised."""
     folder.mkdir(parents=True, exist_ok=True)
     period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
     record = folder / f"{namespace}_record.npz"
@@ -163,6 +188,7 @@ def run_closed_loop(
     controller = None
     started = time.monotonic()
     deadline = started + timeout
+    next_progress = started
     try:
         while sim.poll() is None and time.monotonic() < deadline:
             if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
@@ -172,6 +198,9 @@ def run_closed_loop(
             if publisher is not None and publisher.t0 is None:
                 publisher.hold_start()
             rclpy.spin_once(node, timeout_sec=0.05)
+            if progress is not None and publisher is not None and time.monotonic() >= next_progress:
+                progress(publisher)
+                next_progress += 0.5
             if controller is not None and stop_node_after is not None and time.monotonic() - started > stop_node_after:
                 stop(controller)
                 stop_node_after = None
@@ -192,4 +221,4 @@ def run_closed_loop(
     t = stamps - t0
     q_ref = np.array([trajectory.at(x)[0] for x in t]) if trajectory is not None else None
     names = [str(name) for name in data["joint_names"]]
-    return Run(names, t, data["position"], data["velocity"], data["effort"], q_ref, sim_log, node_log)
+    return Run(names, t, data["position"], data["velocity"], data["effort"], q_ref, list(joints), sim_log, node_log)

@@ -17,13 +17,17 @@ class MultiSine:
     frequencies: np.ndarray  # (K,) [Hz]
 
     def at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q, q̇, q̈) at time t ≥ 0 (held at the start before 0)."""
-        t = max(t, 0.0)
+        """(q, q̇, q̈) at time t (held at the start before 0)."""
+        q, qd, qdd = self.at_times(np.array([t]))
+        return q[0], qd[0], qdd[0]
+
+    def at_times(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, q̇, q̈), one row per time of ``t``."""
+        wt = np.outer(np.maximum(t, 0.0), 2.0 * np.pi * self.frequencies)  # (N, K)
         w = 2.0 * np.pi * self.frequencies
-        c, s = np.cos(w * t), np.sin(w * t)
-        q = self.start + self.amplitudes @ (1.0 - c)
-        qd = self.amplitudes @ (w * s)
-        qdd = self.amplitudes @ (w * w * c)
+        q = self.start + (1.0 - np.cos(wt)) @ self.amplitudes.T
+        qd = (w * np.sin(wt)) @ self.amplitudes.T
+        qdd = (w * w * np.cos(wt)) @ self.amplitudes.T
         return q, qd, qdd
 
 

@@ -6,7 +6,8 @@ so that they go out all together or not at all: any failure raises ``ValueError`
 
 ``effort_commands`` = source + Kp (q_d − q) + Kd (q̇_d − q̇), clipped to the URDF's effort
 limits: the source is the inverse dynamics (at the desired state when there is feedback and
-a fresh desired state), the gravity torques at the measured state, or nothing; the feedback
+a fresh desired state), the holding torques at the measured state (gravity and the measured
+wrenches, ``holding_torques``), or nothing; the feedback
 acts only while a fresh desired point gives positions and velocities, on the joints it names.
 """
 
@@ -45,13 +46,20 @@ def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None =
         tau = model.inverse_dynamics(inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
         gravity = model.gravity_torques(inputs.q)
         held = gravity
-        if settings.command_source == "gravity" and inputs.q_measured is not None and inputs.q is not inputs.q_measured:
-            held = model.gravity_torques(inputs.q_measured)
+        if settings.command_source == "gravity":
+            held = holding_torques(live, inputs)
         commands, clipped = effort_commands(live, inputs, settings, tau, held)
         return Outputs(live, inputs.q, inputs.qd, tau, commands, gravity, clipped=clipped)
     if inputs.base is None:
         return None
     return _floating_outputs(live, inputs, settings)
+
+
+def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:
+    """What holds the robot still at its measured state against gravity and the measured
+    wrenches (a payload seen by a force/torque sensor): ID(q, 0, 0, wrenches) = g(q) − Σ Jᵀ w."""
+    q = inputs.q_measured if inputs.q_measured is not None else inputs.q
+    return live.model.inverse_dynamics(q, live.zeros, live.zeros, inputs.wrenches)
 
 
 def effort_commands(

@@ -52,10 +52,24 @@ class UrdfJoint:
     mimics: str | None  # the joint it follows, for a <mimic> joint
 
 
+def _parse(urdf: str) -> etree._Element:
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True)
+    return etree.fromstring(urdf.encode(), parser)
+
+
+def without_meshes(urdf: str) -> str:
+    """The URDF without <visual> and without <collision> shapes that are meshes: MuJoCo would try to
+    load ``package://`` files it cannot find, and a fixed-base arm needs no collisions."""
+    root = _parse(urdf)
+    for element in list(root.iter("visual", "collision")):
+        if element.tag == "visual" or element.find("geometry/mesh") is not None:
+            element.getparent().remove(element)
+    return etree.tostring(root, encoding="unicode")
+
+
 def urdf_joints(urdf: str) -> list[UrdfJoint]:
     """The movable joints of a URDF in file order, with their effort limit and mimic master."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_comments=True)
-    root = etree.fromstring(urdf.encode(), parser)
+    root = _parse(urdf)
     joints = []
     for joint in root.iterchildren("joint"):
         if joint.get("type") in ("fixed", "floating", "planar"):
@@ -73,8 +87,9 @@ class SimRobot:
 
     def __init__(self, urdf: str, options: SimOptions = SimOptions(), command_joints: Sequence[str] = ()) -> None:
         self.options = options
+        self.urdf = urdf
         joints = urdf_joints(urdf)
-        self.spec = spec = mujoco.MjSpec.from_string(urdf)
+        self.spec = spec = mujoco.MjSpec.from_string(without_meshes(urdf))
         spec.compiler.fusestatic = False
         spec.option.timestep = options.timestep
         spec.option.gravity = list(options.gravity)
@@ -191,6 +206,15 @@ class SimRobot:
     def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
         """MuJoCo's rigid-body inverse dynamics (passive forces and constraints off) at a state of
         every joint (``joint_names`` order): the same physics as the simulation steps."""
+        return self._inverse(q, qd, qdd).qfrc_inverse[self.dof_index].copy()
+
+    def sensor_wrench_at(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """What ``sensor_wrench`` reads when the robot moves with (q, q̇, q̈) (every joint)."""
+        if self._sensor is None:
+            raise ValueError("no force/torque sensor (sensor_link)")
+        return -self._inverse(q, qd, qdd).sensordata[self._sensor]
+
+    def _inverse(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> mujoco.MjData:
         model, data = self.model, mujoco.MjData(self.model)
         saved = model.opt.disableflags
         model.opt.disableflags = saved | NO_PASSIVE_NO_CONSTRAINT
@@ -199,4 +223,4 @@ class SimRobot:
             mujoco.mj_inverse(model, data)
         finally:
             model.opt.disableflags = saved
-        return data.qfrc_inverse[self.dof_index].copy()
+        return data

@@ -5,7 +5,8 @@ with a payload and a sensor, its force/torque sensor as ``geometry_msgs/WrenchSt
 efforts as ``effort_controllers/JointGroupEffortController`` does: ``std_msgs/Float64MultiArray``
 on ``commands_topic``, values in the order of ``joints``. A command holds until the next; one of
 the wrong length or not finite is refused; none for ``command_timeout`` (simulated time) gives
-zero effort and a warning. Until the first command the robot is held, as by its brakes.
+zero effort and a warning. Until the first commands (``release_after_commands``) the robot is
+held, as by its brakes.
 
 Two clocks: ``realtime`` paces the physics to the wall clock (a driver's control loop); without
 it (lockstep, for tests and figures) each step also waits, at most ``lockstep_timeout`` of wall
@@ -55,6 +56,12 @@ PARAMETERS: dict[str, tuple[object, str, FloatingPointRange | IntegerRange | Non
     "commands_topic": ("effort_controller/commands", "std_msgs/Float64MultiArray efforts, in `joints` order.", None),
     "joints": ([""], "Joints the commands drive, in order; empty: every joint of the URDF that is no mimic.", None),
     "command_timeout": (0.1, "No command for this long (simulated time) gives zero effort [s].", POSITIVE),
+    "release_after_commands": (
+        1,
+        "The brakes hold the robot until this many commands have arrived (time for the controller's other inputs, "
+        "such as a force/torque sensor, to reach it).",
+        IntegerRange(from_value=1, to_value=100000),
+    ),
     "initial_positions": ([0.0], "Start positions in `joints` order (one value: all); the robot starts at rest.", None),
     "keep_urdf_damping": (True, "Keep the URDF's <dynamics damping friction> (a real joint has them).", None),
     "armature": ([0.0], "Extra reflected rotor inertia per joint of `joints` (one value: all) [kg·m²].", None),
@@ -70,7 +77,11 @@ PARAMETERS: dict[str, tuple[object, str, FloatingPointRange | IntegerRange | Non
         None,
     ),
     "gravity": ([0.0, 0.0, -9.81], "Gravity in the world frame [m/s²].", None),
-    "duration": (0.0, "Stop after this much simulated time [s]; 0: run until shut down.", None),
+    "duration": (
+        0.0,
+        "Stop after this much simulated time once the brakes are released [s]; 0: run until shut down.",
+        None,
+    ),
     "record_file": (
         "",
         "Write every published state (the ground truth) to this .npz file at the end; empty: none.",
@@ -163,23 +174,25 @@ class SimNode(Node):
         values = np.asarray(msg.data, dtype=float)
         if robot is None:
             return
-        problem = None
-        if len(values) != len(robot.command_joints):
-            problem = f"{len(values)} values for {len(robot.command_joints)} joints {robot.command_joints}"
-        elif not np.all(np.isfinite(values)):
-            problem = "values that are not finite"
-        if problem:
+        if len(values) != len(robot.command_joints):  # one log line per reason, each at most once a second
             self.refused_commands += 1
-            self.get_logger().error(f"command refused: {problem}", throttle_duration_sec=1.0)
+            joints = robot.command_joints
+            self.get_logger().error(
+                f"command refused: {len(values)} values for {len(joints)} joints {joints}", throttle_duration_sec=1.0
+            )
+            return
+        if not np.all(np.isfinite(values)):
+            self.refused_commands += 1
+            self.get_logger().error("command refused: values that are not finite", throttle_duration_sec=1.0)
             return
         self._command = (values, robot.time)
         self.accepted_commands += 1
         self._command_arrived.set()
 
     def _efforts_now(self, robot) -> np.ndarray | None:
-        """The command in force, zeros when it is stale; None before the first (brakes on)."""
+        """The command in force, zeros when it is stale; None while the brakes hold."""
         command = self._command
-        if command is None:
+        if command is None or self.accepted_commands < self.p["release_after_commands"]:
             return None
         values, received = command
         if robot.time - received > self.p["command_timeout"]:
@@ -204,9 +217,10 @@ class SimNode(Node):
         start_wall = time.time()
         start_monotonic = time.monotonic()
         steps = 0
+        released_at = None  # simulated time the brakes were released
         try:
             while not self._stop.is_set() and rclpy.ok(context=self.context):
-                if p["duration"] > 0.0 and robot.time >= p["duration"] - 1e-12:
+                if released_at is not None and p["duration"] > 0.0 and robot.time - released_at >= p["duration"] - 1e-9:
                     break
                 if steps % p["publish_every"] == 0:
                     self._command_arrived.clear()
@@ -218,6 +232,7 @@ class SimNode(Node):
                 if efforts is None:
                     robot.data.time += dt  # held by the brakes until the controller sends its first command
                 else:
+                    released_at = robot.time if released_at is None else released_at
                     self.clipped += robot.step(efforts)
                 steps += 1
                 # Lockstep may run slower than real time, never faster: stamps are the wall clock's

@@ -45,6 +45,7 @@ def test_colcon_build_installs_the_package(tmp_path):
     assert (install / "share/ament_index/resource_index/packages/rnea_ros").is_file()
     assert (share / "package.xml").is_file()
     assert (share / "launch" / "rnea.launch.py").is_file()
+    assert (share / "launch" / "sim.launch.py").is_file() and (share / "config" / "sim.yaml").is_file()
     assert (share / "config" / "rnea.yaml").is_file()
     assert (share / "urdf" / "example_arm.urdf").is_file()
     for script in ("rnea_node", "rnea_demo", "rnea_analyze"):
@@ -54,14 +55,17 @@ def test_colcon_build_installs_the_package(tmp_path):
 
 
 @pytest.mark.ros
-def test_config_documents_every_parameter():
-    """config/rnea.yaml lists exactly the parameters the node declares, each with a comment."""
+@pytest.mark.parametrize(
+    ("config", "module"), [("rnea.yaml", "rnea_ros.node.parameters"), ("sim.yaml", "rnea_ros.simulation.sim_node")]
+)
+def test_config_documents_every_parameter(config, module):
+    """Each file in config/ lists exactly the parameters its node declares, each with a comment."""
+    import importlib
+
     import yaml
 
-    from rnea_ros.node.parameters import PARAMETERS
-
-    declared = set(PARAMETERS)
-    text = (ROOT / "config/rnea.yaml").read_text()
+    declared = set(importlib.import_module(module).PARAMETERS)
+    text = (ROOT / "config" / config).read_text()
     documented = set(yaml.safe_load(text)["/**"]["ros__parameters"])
     assert declared == documented
     lines = text.splitlines()
