@@ -43,6 +43,12 @@ class SimOptions:
     armature: Mapping[str, float] = field(default_factory=dict)  # extra reflected inertia per joint
     payload: Payload | None = None
     sensor_link: str = ""  # a force/torque sensor between this link and the payload
+    # Legged robots: a free joint on the root link, a ground plane at z = 0, and a contact sphere at
+    # each of contact_links (URDF meshes are not loaded); the robot starts with its lowest sphere on the ground.
+    floating_base: bool = False
+    contact_links: tuple[str, ...] = ()
+    contact_radius: float = 0.02
+    friction: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,7 @@ class SimRobot:
     def __init__(self, urdf: str, options: SimOptions = SimOptions(), command_joints: Sequence[str] = ()) -> None:
         self.options = options
         self.urdf = urdf
+        self.base_link: str | None = None  # the link a floating base's free joint carries
         joints = urdf_joints(urdf)
         self.spec = spec = mujoco.MjSpec.from_string(without_meshes(urdf))
         spec.compiler.fusestatic = False
@@ -95,6 +102,8 @@ class SimRobot:
         spec.option.gravity = list(options.gravity)
         if options.payload is not None:
             self._add_payload(options.payload, options.sensor_link)
+        if options.floating_base:
+            self._add_free_base_and_ground(options)
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         self.joint_names = [j.name for j in joints]  # every movable joint, mimics included
@@ -127,6 +136,25 @@ class SimRobot:
         if int(joint.type[0]) not in HINGE_OR_SLIDE:
             raise ValueError(f"joint '{name}' is not a hinge or slide in MuJoCo")
         return int(joint.qposadr[0]), int(joint.dofadr[0])
+
+    def _add_free_base_and_ground(self, options: SimOptions) -> None:
+        spec = self.spec
+        root = spec.worldbody.first_body()
+        self.base_link = root.name
+        root.add_freejoint(name="rnea_sim_base")
+        spec.worldbody.add_geom(
+            name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], friction=[options.friction, 0.005, 0.0001]
+        )
+        for link in options.contact_links:
+            body = spec.body(link)
+            if body is None:
+                raise ValueError(f"contact link '{link}' is not a link of the URDF")
+            body.add_geom(
+                name=f"rnea_sim_contact_{link}",
+                type=mujoco.mjtGeom.mjGEOM_SPHERE,
+                size=[options.contact_radius, 0, 0],
+                friction=[options.friction, 0.005, 0.0001],
+            )
 
     def _add_payload(self, payload: Payload, sensor_link: str) -> None:
         link = self.spec.body(payload.link)
@@ -161,12 +189,28 @@ class SimRobot:
     def velocities(self) -> np.ndarray:
         return self.data.qvel[self.dof_index].copy()
 
+    def base_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Floating base: (position in the world, quaternion [x, y, z, w] world ← base, linear
+        velocity of the base origin in the base frame, angular velocity in the base frame)."""
+        qpos, qvel = self.data.qpos, self.data.qvel
+        w, x, y, z = qpos[3:7]
+        R = self.data.xmat[self.model.body(self.base_link).id].reshape(3, 3)
+        return qpos[0:3].copy(), np.array([x, y, z, w]), R.T @ qvel[0:3], qvel[3:6].copy()
+
     def set_positions(self, positions: Mapping[str, float]) -> None:
         """Puts joints at rest at the given positions (a mimic follows its master), held there as
-        by brakes: the sensors read the static load, as on a robot waiting for its controller."""
+        by brakes: the sensors read the static load, as on a robot waiting for its controller. A
+        floating base is put upright with its lowest contact sphere touching the ground."""
         model, data = self.model, self.data
         for name, value in positions.items():
             data.qpos[self._joint(name)[0]] = value
+        if self.options.floating_base:
+            data.qpos[0:7] = [0, 0, 0, 1, 0, 0, 0]
+            mujoco.mj_kinematics(model, data)
+            lowest = min(
+                data.geom_xpos[model.geom(f"rnea_sim_contact_{link}").id][2] for link in self.options.contact_links
+            )
+            data.qpos[2] = self.options.contact_radius - lowest
         for j in range(model.neq):  # mimic couplings: follower = multiplier · master + offset
             if model.eq_type[j] == mujoco.mjtEq.mjEQ_JOINT:
                 master, follower = model.eq_obj2id[j], model.eq_obj1id[j]

@@ -24,6 +24,7 @@ import time
 import numpy as np
 import rclpy
 from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -77,6 +78,24 @@ PARAMETERS: dict[str, tuple[object, str, FloatingPointRange | IntegerRange | Non
         None,
     ),
     "gravity": ([0.0, 0.0, -9.81], "Gravity in the world frame [m/s²].", None),
+    "floating_base": (
+        False,
+        "Legged robots: a free root link on a ground plane at z = 0, contact spheres at contact_links, "
+        "and nav_msgs/Odometry of the root link on odometry_topic.",
+        None,
+    ),
+    "contact_links": ([""], "Floating base: links that get a contact sphere (URDF meshes are not loaded).", None),
+    "contact_radius": (0.02, "Radius of the contact spheres [m].", FloatingPointRange(from_value=1e-4, to_value=1.0)),
+    "friction": (
+        1.0,
+        "Friction coefficient of the contacts with the ground.",
+        FloatingPointRange(from_value=0.0, to_value=10.0),
+    ),
+    "odometry_topic": (
+        "base_odometry",
+        "Floating base: the root link's pose in the world and twist in its own frame.",
+        None,
+    ),
     "duration": (
         0.0,
         "Stop after this much simulated time once the brakes are released [s]; 0: run until shut down.",
@@ -116,6 +135,9 @@ class SimNode(Node):
         self.pub_states = self.create_publisher(JointState, "joint_states", 100)
         self.pub_sensor = (
             self.create_publisher(WrenchStamped, self.p["sensor_topic"], 10) if self.p["sensor_topic"] else None
+        )
+        self.pub_odometry = (
+            self.create_publisher(Odometry, self.p["odometry_topic"], 10) if self.p["floating_base"] else None
         )
         self.commands = DedicatedSubscription(self, Float64MultiArray, self.p["commands_topic"], self._on_command, 10)
         self._thread = threading.Thread(target=self._run, name="physics", daemon=True)
@@ -158,6 +180,10 @@ class SimNode(Node):
             keep_urdf_damping=p["keep_urdf_damping"],
             payload=payload,
             sensor_link=p["payload_link"] if payload is not None and p["sensor_topic"] else "",
+            floating_base=p["floating_base"],
+            contact_links=tuple(name for name in p["contact_links"] if name),
+            contact_radius=p["contact_radius"],
+            friction=p["friction"],
         )
         robot = SimRobot(description, options, joints)
         n = len(robot.command_joints)
@@ -266,6 +292,8 @@ class SimNode(Node):
                 self.record.append((sec + nanosec * 1e-9, msg.position, msg.velocity, msg.effort))
             elif len(self.record) == MAX_RECORDED:
                 self.get_logger().warning(f"record_file: only the first {MAX_RECORDED} states are kept", once=True)
+        if self.pub_odometry is not None:
+            self._publish_odometry(robot, msg.header.stamp)
         if self.pub_sensor is not None:
             wrench = robot.sensor_wrench() * (-1.0 if self.p["sensor_reports_robot_side"] else 1.0)
             sensor = WrenchStamped()
@@ -274,6 +302,18 @@ class SimNode(Node):
             f, t = sensor.wrench.force, sensor.wrench.torque
             f.x, f.y, f.z, t.x, t.y, t.z = (float(x) for x in wrench)
             self.pub_sensor.publish(sensor)
+
+    def _publish_odometry(self, robot, stamp) -> None:
+        position, quaternion, linear, angular = robot.base_state()
+        odometry = Odometry(child_frame_id=robot.base_link)
+        odometry.header.stamp, odometry.header.frame_id = stamp, "world"
+        pose, twist = odometry.pose.pose, odometry.twist.twist
+        pose.position.x, pose.position.y, pose.position.z = (float(x) for x in position)
+        o = pose.orientation
+        o.x, o.y, o.z, o.w = (float(x) for x in quaternion)
+        twist.linear.x, twist.linear.y, twist.linear.z = (float(x) for x in linear)
+        twist.angular.x, twist.angular.y, twist.angular.z = (float(x) for x in angular)
+        self.pub_odometry.publish(odometry)
 
     def _write_record(self, robot) -> None:
         if not self.p["record_file"]:

@@ -64,6 +64,19 @@ def test_desired_point_maps_names_and_expires():
     assert not stale.qdd.any() and not stale.q.any()
 
 
+def test_a_stamped_trajectory_gives_each_joint_state_the_point_of_its_stamp():
+    state = live()
+    times = np.array([100.000, 100.001, 100.002])
+    qdd = np.outer([1.0, 2.0, 3.0], np.ones(8))  # row k: every joint at k + 1 rad/s²
+    state.set_desired(NAMES, qdd, qdd / 10, qdd / 100, now=5.0, times=times)
+    settings = Settings(acceleration_timeout=1.0)
+    for stamp, expected in ((99.0, 1.0), (100.0, 1.0), (100.0015, 2.0), (100.00199999, 3.0), (100.5, 3.0)):
+        state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=stamp, state_timeout=0.1)
+        inputs = state.inputs_now(5.0, settings)
+        assert inputs.qdd[0] == expected, stamp  # before: the first point; after: the last
+        assert inputs.q_desired[0] == expected / 10 and inputs.qd_desired[0] == expected / 100
+
+
 def test_wrenches_expire_and_unknown_frames_are_rejected():
     state = live()
     state.set_wrench("tcp", np.ones(6), now=5.0)

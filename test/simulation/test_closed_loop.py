@@ -15,7 +15,7 @@ from std_msgs.msg import Float64MultiArray
 from rnea_ros import RobotModel
 from rnea_ros.demo.closed_loop import run_closed_loop, start, stop
 from rnea_ros.demo.trajectories import fast_multisine
-from rnea_ros.testing.reference import ARM_URDF
+from rnea_ros.testing.reference import ARM_URDF, robot_urdf
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
 
 pytestmark = pytest.mark.slow
@@ -164,3 +164,42 @@ def test_the_simulator_refuses_wrong_commands_and_goes_limp_without_them(tmp_pat
     assert "command refused: 2 values for 8 joints" in log
     assert "command refused: values that are not finite" in log
     assert "(> command_timeout): zero effort" in log
+
+
+def test_a_quadruped_stands_better_with_the_contact_consistent_gravity_torques(tmp_path):
+    """Solo12 on the ground: joint PD alone against PD plus rnea_node's gravity torques with the
+    four feet as contact_links and the simulator's odometry as the base state."""
+    urdf = robot_urdf("solo_description/robots/solo12.urdf")
+    model = RobotModel.from_urdf(urdf, floating_base=True)
+    standing = {"HAA": 0.1, "HFE": 0.8, "KFE": -1.6}  # the SRDF's "standing" pose; hind legs mirrored, right legs too
+    pose = []
+    for name in model.joint_names:
+        leg, joint = name.split("_")
+        sign = (-1.0 if leg[0] == "H" and joint != "HAA" else 1.0) * (-1.0 if leg[1] == "R" and joint == "HAA" else 1.0)
+        pose.append(sign * standing[joint])
+    feet = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+    sim = {
+        "robot_description": urdf,
+        "realtime": False,
+        "initial_positions": pose,
+        "duration": 3.0,
+        "floating_base": True,
+        "contact_links": feet,
+    }
+    hold = fast_multisine(np.array(pose), moving=0)  # the standing pose, held
+    rms = {}
+    for source in ("none", "gravity"):
+        node = {
+            "robot_description": urdf,
+            "floating_base": True,
+            "contact_links": feet,
+            "command_source": source,
+            "kp": [5.0],
+            "kd": [0.1],
+        }
+        run = run_closed_loop(tmp_path, f"solo_{source}", sim, node, hold, model.joint_names, ROS_ENV)
+        error = run.tracking_error(model.joint_names)
+        assert len(error) > 2500, run.sim_log[-500:]
+        rms[source] = float(np.degrees(np.sqrt((error**2).mean())))
+        print(f"Solo12 standing, {source}: RMS joint error {rms[source]:.3f}°")
+    assert rms["gravity"] < rms["none"] / 5
