@@ -122,6 +122,10 @@ class SimRobot:
         # (a gravity hold drifted 0.3 rad in 5 s); the stiffest stable setting holds it exactly.
         self.model.eq_solref[:] = [2 * options.timestep, 1.0]
         self.model.eq_solimp[:] = [0.9999, 0.9999, 0.001, 0.5, 2.0]
+        # Friction loss the same way: dry friction that reaches its bound once sliding, not a soft
+        # damper below it (with MuJoCo's defaults 1 N·m of friction loss acted as ~0.83 N·m)
+        self.model.dof_solref[:] = [2 * options.timestep, 1.0]
+        self.model.dof_solimp[:] = [0.9999, 0.9999, 0.001, 0.5, 2.0]
         if not options.keep_urdf_damping:
             self.model.dof_damping[:] = 0.0
             self.model.dof_frictionloss[:] = 0.0

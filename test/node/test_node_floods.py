@@ -41,7 +41,9 @@ def test_a_broken_description_does_not_cancel_the_valid_one_building_before_it(t
         )
         client.spin_for(1.0)  # and it stays: nothing newer and valid came
         assert _close(client.efforts_at(q, attempts=3), HEAVY.gravity_torques(q))
-        assert "robot_description refused" in process.output()
+        assert client.spin_until(lambda: "robot_description refused" in process.output(), 10.0), process.output()[
+            -2000:
+        ]
 
 
 @pytest.mark.slow
