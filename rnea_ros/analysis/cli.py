@@ -3,6 +3,7 @@
     rnea_analyze RECORDING [--urdf robot.urdf[.xacro]] [--topic /joint_states]
                  [--wrench-topic /ft_sensor ...] [--window 0.05] [--order 3]
                  [--velocities recorded|positions] [--out rnea_analysis] [--no-csv]
+                 [--identify [--coulomb-width 0.01]]
 
 RECORDING is a rosbag2 (directory, .db3 or .mcap; read with ``rosbags``, no ROS
 needed) or a CSV (``time,<joint>.position[,<joint>.velocity],<joint>.effort,...``).
@@ -15,6 +16,10 @@ RMS error, correlation, best fit measured ≈ scale·model + offset (a scale far
 1 points at a wrong mass or gear ratio, an offset at friction or sensor bias), and
 the residual's fit to viscous·q̇ + Coulomb·sign(q̇). Processed in chunks: memory
 stays bounded for recordings of any length.
+
+--identify also fits, per joint, viscous·q̇ + coulomb·tanh(q̇/width) + armature·q̈ + offset
+to the residual, prints each value with its standard error (or why the recording cannot
+determine it) and writes OUT/corrections.yaml (schema: rnea_ros/dynamics/corrections.py).
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
+from rnea_ros.analysis.identify import Identification, identification_table
 from rnea_ros.analysis.pipeline import analyze, summary_table
 from rnea_ros.analysis.plot import write_plot
 from rnea_ros.analysis.recording import (
@@ -35,6 +43,7 @@ from rnea_ros.analysis.recording import (
     read_bag_description,
     read_bag_wrenches,
 )
+from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.urdf import ModelError
 
@@ -104,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gravity", type=float, nargs=3, default=[0.0, 0.0, -9.81])
     parser.add_argument("--out", type=Path, default=Path("rnea_analysis"), help="output directory")
     parser.add_argument("--no-csv", action="store_true", help="skip OUT/samples.csv")
+    parser.add_argument(
+        "--identify", action="store_true", help="fit friction, armature, offset; write corrections.yaml"
+    )
+    parser.add_argument("--coulomb-width", type=float, default=DEFAULT_COULOMB_WIDTH, help="tanh width, rad/s")
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
@@ -119,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         progress = Progress(total)
         start = time.perf_counter()
         chunks = open_recording(args.recording, args.topic, args.chunk)
+        identification = Identification(model.joint_names, args.coulomb_width) if args.identify else None
         csv_path = args.out / "samples.csv"
         with open(csv_path, "wb") if not args.no_csv else contextlib.nullcontext() as csv_file:
             analysis = analyze(
@@ -130,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                 velocities=args.velocities,
                 csv_file=csv_file,
                 progress=progress,
+                identification=identification,
             )
         progress.done()
         write_plot(analysis, args.out / "torques.png")
@@ -141,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.recording}{topics}: {analysis.samples:,} samples of {model.nv} joints in {elapsed:.1f} s")
     print(summary_table(analysis))
     outputs = [args.out / "torques.png"] + ([] if args.no_csv else [csv_path])
+    if identification is not None:
+        print(identification_table(identification))
+        corrections_path = args.out / "corrections.yaml"
+        corrections_path.write_text(yaml.safe_dump(identification.corrections().to_dict(), sort_keys=False))
+        outputs.append(corrections_path)
     print("wrote " + ", ".join(str(p) for p in outputs))
     return 0
 

@@ -106,3 +106,28 @@ class Identification:
             if values:
                 joints[result.name] = JointCorrection(**values, coulomb_width=self.coulomb_width)
         return Corrections(joints)
+
+
+def identification_table(identification: Identification) -> str:
+    """Per joint: each parameter with its standard error, or "n/i" (not identifiable), and the
+    residual RMS before and after."""
+    lines = [
+        f"{'joint':<20}{'viscous':>16}{'Coulomb':>16}{'armature':>16}{'offset':>16}{'residual RMS':>20}",
+    ]
+    notes = []
+    for result in identification.results():
+        cells = []
+        for name in FEATURES:
+            estimate = result.estimates[name]
+            if estimate.value is None:
+                cells.append(f"{'n/i':>16}")
+                notes.append(f"{result.name} {name}: not identifiable ({estimate.why})")
+            else:
+                cells.append(f"{estimate.value:>9.4f} ±{estimate.standard_error:<6.1g}")
+        residual = f"{result.residual_rms_before:.3f} → {result.residual_rms_after:.3f}"
+        lines.append(f"{result.name:<20}" + "".join(cells) + f"{residual:>20}")
+    lines.append(
+        "viscous [N·m·s/rad], Coulomb [N·m], armature [kg·m²], offset [N·m] (N, m for prismatic joints); "
+        "n/i: the recording does not determine it"
+    )
+    return "\n".join(lines + notes[:20])

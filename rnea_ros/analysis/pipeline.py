@@ -190,6 +190,7 @@ def analyze(
     velocities: str = "recorded",
     csv_file=None,
     progress=None,
+    identification=None,
 ) -> Analysis:
     """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given."""
     analysis = Analysis(list(model.joint_names), JointFits(model.nv))
@@ -227,6 +228,8 @@ def analyze(
             tau[usable] = model.inverse_dynamics(q[usable], qd[usable], qdd[usable], w)
             gravity[usable] = model.gravity_torques(q[usable])
         analysis.fits.add(measured, tau, qd)
+        if identification is not None:
+            identification.add(measured, tau, qd, qdd)
         analysis.samples += len(t)
         keep = analysis.plot.rows_to_keep(len(t))
         analysis.plot.add(np.concatenate([t[keep, None], measured[keep], tau[keep], gravity[keep]], axis=1))

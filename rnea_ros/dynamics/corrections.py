@@ -64,15 +64,26 @@ class Corrections:
 
     def torques(self, joint_names: Sequence[str], qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
         """The corrections' torque per joint (``joint_names`` order; joints without one: 0)."""
-        tau = np.zeros(np.shape(qd))
-        for j, name in enumerate(joint_names):
-            c = self.joints.get(name)
-            if c is not None:
-                v = qd[..., j]
-                tau[..., j] = (
-                    c.viscous * v + c.coulomb * np.tanh(v / c.coulomb_width) + c.armature * qdd[..., j] + c.offset
-                )
-        return tau
+        return self.for_joints(joint_names).torques(qd, qdd)
+
+    def for_joints(self, joint_names: Sequence[str]) -> JointArrays:
+        """The parameters as arrays in ``joint_names`` order (joints without corrections: 0)."""
+        rows = [self.joints.get(name, JointCorrection()) for name in joint_names]
+        return JointArrays(*(np.array([getattr(r, key) for r in rows]) for key in (*PARAMETERS, "coulomb_width")))
+
+
+@dataclass(frozen=True)
+class JointArrays:
+    """One model's corrections, as arrays in its joint order (built once per model)."""
+
+    viscous: np.ndarray
+    coulomb: np.ndarray
+    armature: np.ndarray
+    offset: np.ndarray
+    coulomb_width: np.ndarray
+
+    def torques(self, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        return self.viscous * qd + self.coulomb * np.tanh(qd / self.coulomb_width) + self.armature * qdd + self.offset
 
 
 def _joint(name: str, values: object) -> JointCorrection:

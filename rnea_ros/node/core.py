@@ -16,12 +16,24 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import yaml
 
+from rnea_ros.dynamics.corrections import Corrections, CorrectionsError
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.node import diagnostics
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.torques import Outputs, compute_outputs
+
+
+def read_corrections(path: str) -> Corrections:
+    """A corrections.yaml as ``Corrections`` (CorrectionsError with the reason otherwise)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = yaml.safe_load(file)
+    except (OSError, yaml.YAMLError) as error:
+        raise CorrectionsError(f"corrections file '{path}': {error}") from error
+    return Corrections.from_dict(data)
 
 
 def build_live_model(description: str, settings: Settings) -> LiveModel:
@@ -46,6 +58,7 @@ class RneaCore:
         self.rejections = diagnostics.Rejections()
         self.compute_times = diagnostics.ComputeTimes()
         self.published = 0
+        self.corrections: Corrections | None = None
         self.clipped = 0  # command values clipped to the URDF's effort limits
         self._clipped_reported = 0
         self.empty_velocity_seen = False
@@ -54,10 +67,28 @@ class RneaCore:
         self._future_limit = -math.inf
 
     # --- robot model -------------------------------------------------------------------------
-    def load(self, live: LiveModel) -> None:
+    def load(self, live: LiveModel) -> list[str]:
+        """Swaps ``live`` in (with the corrections loaded); returns the corrected joints it lacks."""
+        ignored = []
+        if self.corrections is not None:
+            ignored = sorted(set(self.corrections.joints) - set(live.model.joint_names))
+            live.corrections = self.corrections.for_joints(live.model.joint_names)
         self.live = live
         base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
         self.model_status = f"model with {live.n} joints{base}"
+        return ignored
+
+    def set_corrections(self, path: str) -> None:
+        """Loads a corrections file (empty path: none) and applies it to the live model; a file
+        that cannot be used whole raises CorrectionsError and changes nothing."""
+        corrections = read_corrections(path) if path else None
+        live = self.live
+        if live is not None and corrections is not None:
+            corrections.check_joints(live.model.joint_names)
+            live.corrections = corrections.for_joints(live.model.joint_names)
+        elif live is not None:
+            live.corrections = None
+        self.corrections = corrections
 
     def refused(self, reason: str) -> None:
         """A description was refused: the status says so while there is no model."""

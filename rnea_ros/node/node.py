@@ -27,6 +27,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
+from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.node import messages, parameters
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.loader import ModelLoader
@@ -90,6 +91,13 @@ class RneaNode(Node):
             self._load_at_startup(settings.robot_description)
             if self.fatal_error:
                 return
+        if settings.corrections_file:
+            try:
+                self.core.set_corrections(settings.corrections_file)
+            except CorrectionsError as error:
+                self._fatal(str(error))
+                return
+            self.get_logger().info(f"corrections loaded from {settings.corrections_file}")
         else:
             self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
         self.joint_states = DedicatedSubscription(
@@ -137,7 +145,9 @@ class RneaNode(Node):
     def _loaded(self, live: LiveModel | None) -> None:
         if live is None:  # a gravity change before any model: nothing to rebuild
             return
-        self.core.load(live)
+        ignored = self.core.load(live)
+        if ignored:
+            self.get_logger().warning(f"corrections for joints this model lacks are ignored: {ignored}")
         self._warned_frames = set()
         base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
         self.get_logger().info(f"robot model loaded: {live.n} joints{base} {live.model.joint_names}")
@@ -163,6 +173,11 @@ class RneaNode(Node):
             return SetParametersResult(successful=False, reason=str(error))
         if "robot_description" in values and not settings.robot_description:
             return SetParametersResult(successful=False, reason="robot_description cannot be emptied at run time")
+        if "corrections_file" in values:
+            try:
+                self.core.set_corrections(settings.corrections_file)
+            except CorrectionsError as error:
+                return SetParametersResult(successful=False, reason=f"{error} (previous corrections kept)")
         if "robot_description" in values or "gravity" in values:
             return self._rebuild(settings, supersede="robot_description" in values)
         live = self.core.live

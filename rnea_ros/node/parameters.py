@@ -77,6 +77,13 @@ PARAMETERS: dict[str, tuple[object, str, bool, FloatingPointRange | None]] = {
         None,
     ),
     "kd": ([0.0], "Velocity gains of effort_commands [N·m·s/rad or N·s/m], as kp.", False, None),
+    "corrections_file": (
+        "",
+        "corrections.yaml (rnea_analyze --identify): friction, armature and offset per joint, added to "
+        "feedforward_efforts and effort_commands. Empty: none. A live change reloads it; a bad file is refused.",
+        False,
+        None,
+    ),
     "command_source": (
         "inverse_dynamics",
         "What effort_commands adds to the feedback: inverse_dynamics, gravity (compensation only) or none.",
@@ -106,7 +113,7 @@ def settings_from(values: dict[str, object], base: Settings | None = None) -> Se
             converted[name] = tuple(float(g) for g in value)
         elif name in ("use_desired_state", "floating_base", "strict_inertia"):
             converted[name] = bool(value)
-        elif name in ("robot_description", "command_source"):
+        elif name in ("robot_description", "command_source", "corrections_file"):
             converted[name] = str(value)
         elif name in ("kp", "kd"):
             converted[name] = tuple(float(k) for k in value)

@@ -35,6 +35,7 @@ class Settings:
     kp: tuple[float, ...] = ()  # per command joint, or one for all; empty: no feedback
     kd: tuple[float, ...] = ()
     command_source: str = "inverse_dynamics"
+    corrections_file: str = ""  # corrections.yaml from rnea_analyze --identify; empty: none
 
     def __post_init__(self) -> None:
         if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rnea_ros.dynamics.contacts import ContactLinks
+from rnea_ros.dynamics.corrections import JointArrays
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.node.settings import Settings
@@ -165,6 +166,7 @@ class LiveModel:
         self.odometry: BaseState | None = None
         self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
+        self.corrections: JointArrays | None = None  # friction, armature, offset of this model's joints
         self._prove_it_computes()
 
     def _prove_it_computes(self) -> None:

@@ -48,11 +48,23 @@ def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None =
         held = gravity
         if settings.command_source == "gravity":
             held = holding_torques(live, inputs)
+        tau, held = with_corrections(live, inputs, tau, held)
         commands, clipped = effort_commands(live, inputs, settings, tau, held)
         return Outputs(live, inputs.q, inputs.qd, tau, commands, gravity, clipped=clipped)
     if inputs.base is None:
         return None
     return _floating_outputs(live, inputs, settings)
+
+
+def with_corrections(
+    live: LiveModel, inputs: Inputs, tau: np.ndarray, held: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The joint torques the URDF leaves out, when a corrections file is loaded: friction and
+    armature at the state τ was computed for, added to τ; the offset also to the holding torques."""
+    corrections = live.corrections
+    if corrections is None:
+        return tau, held
+    return tau + corrections.torques(inputs.qd, inputs.qdd), held + corrections.offset
 
 
 def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:
@@ -105,7 +117,8 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     joints = tau[BASE_DOFS:]
     if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(gravity))):
         raise ValueError("the contact distribution gave non-finite torques")
-    commands, clipped = effort_commands(live, inputs, settings, joints, gravity[BASE_DOFS:])
+    joints, held = with_corrections(live, inputs, joints, gravity[BASE_DOFS:])
+    commands, clipped = effort_commands(live, inputs, settings, joints, held)
     return Outputs(
         live,
         inputs.q,

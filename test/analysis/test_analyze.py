@@ -170,3 +170,15 @@ def test_stamps_out_of_order_are_sorted_or_skipped(tmp_path, exact):
     assert analysis.samples + analysis.out_of_order == len(exact.t)
     for j in range(6):
         assert analysis.fits.summary(j)["scale"] == pytest.approx(1.0, abs=0.01)
+
+
+def test_cli_identify_writes_corrections_that_find_the_friction(tmp_path, modified_bag, capsys):
+    import yaml
+
+    from rnea_ros.dynamics.corrections import Corrections
+
+    assert main([str(modified_bag), "--out", str(tmp_path / "out"), "--no-csv", "--identify"]) == 0
+    out = capsys.readouterr().out
+    assert "residual RMS" in out and "n/i: the recording does not determine it" in out
+    corrections = Corrections.from_dict(yaml.safe_load((tmp_path / "out/corrections.yaml").read_text()))
+    assert corrections.joints["joint3"].viscous == pytest.approx(VISCOUS, rel=0.05)

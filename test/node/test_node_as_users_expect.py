@@ -75,6 +75,23 @@ def test_live_parameter_changes_are_applied_or_refused_with_a_reason(tmp_path):
         np.testing.assert_allclose(client.efforts_at(q, attempts=3), heavy.gravity_torques(q), rtol=1e-12, atol=1e-12)
 
 
+def test_corrections_are_loaded_live_and_a_bad_file_keeps_the_previous_ones(tmp_path):
+    good, partial = tmp_path / "corrections.yaml", tmp_path / "partial.yaml"
+    good.write_text(yaml.safe_dump({"version": 1, "joints": {"joint2": {"viscous": 3.0, "offset": 0.5}}}))
+    partial.write_text("version: 1\njoints:\n  joint2: {viscous: 3.0, offset:")  # cut short
+    with running_node(tmp_path, "corrected", {"robot_description": ARM_URDF}, arm_client) as (_, client):
+        client.wait_until_serving()
+        q, qd = np.full(ARM.nv, 0.3), np.full(ARM.nv, 0.2)
+        expected = ARM.inverse_dynamics(q, qd, np.zeros(ARM.nv))
+        expected[1] += 3.0 * 0.2 + 0.5  # viscous·q̇ + offset on joint2
+        assert set_parameter(client, client.fully_qualified, "corrections_file", str(good)).successful
+        np.testing.assert_allclose(client.efforts_at(q, qd, attempts=3), expected, rtol=1e-12, atol=1e-12)
+        for bad, why in ((partial, "corrections file"), (tmp_path / "missing.yaml", "No such file")):
+            result = set_parameter(client, client.fully_qualified, "corrections_file", str(bad))
+            assert not result.successful and why in result.reason and "previous corrections kept" in result.reason
+        np.testing.assert_allclose(client.efforts_at(q, qd, attempts=3), expected, rtol=1e-12, atol=1e-12)
+
+
 def test_the_shipped_config_applies_under_a_namespace(tmp_path):
     config = yaml.safe_load((ROOT / "config/rnea.yaml").read_text())
     config["/**"]["ros__parameters"]["robot_description"] = ARM_URDF
