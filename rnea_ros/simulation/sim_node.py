@@ -66,6 +66,8 @@ PARAMETERS: dict[str, tuple[object, str, FloatingPointRange | IntegerRange | Non
     "initial_positions": ([0.0], "Start positions in `joints` order (one value: all); the robot starts at rest.", None),
     "keep_urdf_damping": (True, "Keep the URDF's <dynamics damping friction> (a real joint has them).", None),
     "armature": ([0.0], "Extra reflected rotor inertia per joint of `joints` (one value: all) [kg·m²].", None),
+    "damping": ([0.0], "Extra viscous friction per joint of `joints` (one value: all) [N·m·s/rad].", None),
+    "friction_loss": ([0.0], "Extra dry friction per joint of `joints` (one value: all) [N·m].", None),
     "payload_link": ("", "Link that carries a payload; empty: none.", None),
     "payload_mass": (0.0, "Payload mass [kg].", FloatingPointRange(from_value=0.0, to_value=1e4)),
     "payload_com": ([0.0, 0.0, 0.0], "Payload centre of mass in the link frame [m].", None),
@@ -187,9 +189,15 @@ class SimNode(Node):
         )
         robot = SimRobot(description, options, joints)
         n = len(robot.command_joints)
-        armature = _per_joint(p["armature"], n, "armature")
-        for name, value in zip(robot.command_joints, armature, strict=True):
-            robot.model.dof_armature[robot._joint(name)[1]] += value
+        # what a real joint has and its URDF does not say: the calibration loop's hidden truth
+        for parameter, field in (
+            ("armature", "dof_armature"),
+            ("damping", "dof_damping"),
+            ("friction_loss", "dof_frictionloss"),
+        ):
+            values = _per_joint(p[parameter], n, parameter)
+            for name, value in zip(robot.command_joints, values, strict=True):
+                getattr(robot.model, field)[robot._joint(name)[1]] += value
         initial = _per_joint(p["initial_positions"], n, "initial_positions")
         robot.set_positions(dict(zip(robot.command_joints, initial, strict=True)))
         return robot
