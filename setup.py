@@ -33,7 +33,8 @@ setup(
     # rnea_sim (and so the closed-loop demo) needs MuJoCo; the core and the node never import it.
     extras_require={
         "sim": ["mujoco>=3.3"],
-        "test": ["pytest>=8", "hypothesis>=6.100", "pin", "example-robot-data", "mujoco>=3.3"],
+        "parquet": ["pyarrow>=14"],
+        "test": ["pytest>=8", "hypothesis>=6.100", "pin", "example-robot-data", "mujoco>=3.3", "pyarrow>=14"],
     },
     zip_safe=False,
     maintainer="rnea_ros maintainers",

@@ -4,8 +4,9 @@
 
 Writes the bag (joint_states of the example arm's 7 revolute joints along the demo
 trajectory, efforts from the model plus viscous friction and noise) into a temporary
-directory, then times ``rnea_analyze BAG --urdf ...`` in a fresh process, CSV and plot
-included, and reports its wall time and peak memory.
+directory, then times ``rnea_analyze BAG --urdf ...`` in fresh processes: without a samples
+file, with samples.csv, and with samples.parquet (zstd; needs pyarrow), plot included each
+time; reports wall times, the files' sizes and the peak memory.
 """
 
 from __future__ import annotations
@@ -86,28 +87,32 @@ def main() -> None:
         print(f"wrote {samples:,} samples ({size:,.0f} MiB, {args.storage}) in {time.perf_counter() - start:.0f} s")
         urdf = workdir / "arm.urdf"
         urdf.write_text(example_arm_urdf())
-        command = [
-            sys.executable,
-            "-m",
-            "rnea_ros.analyze",
-            str(bag),
-            "--urdf",
-            str(urdf),
-            "--out",
-            str(workdir / "out"),
-        ]
-        start = time.perf_counter()
-        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-        elapsed = time.perf_counter() - start
-        if result.returncode != 0:
-            raise SystemExit(result.stdout + result.stderr)
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**10
-        csv_size = (workdir / "out/samples.csv").stat().st_size / 2**20
-        print(result.stdout.strip().splitlines()[0])
-        print(
-            f"rnea_analyze: {elapsed:.1f} s wall for {samples:,} samples ({samples / elapsed:,.0f} samples/s), "
-            f"peak RSS {peak:,.0f} MiB, samples.csv {csv_size:,.0f} MiB"
-        )
+        base = [sys.executable, "-m", "rnea_ros.analysis.cli", str(bag), "--urdf", str(urdf)]
+        walls = {}
+        for label, options in (("nothing", ["--no-csv"]), ("csv", []), ("parquet", ["--no-csv", "--parquet"])):
+            out = workdir / f"out_{label}"
+            start = time.perf_counter()
+            result = subprocess.run([*base, "--out", str(out), *options], cwd=ROOT, capture_output=True, text=True)
+            walls[label] = time.perf_counter() - start
+            if result.returncode != 0:
+                raise SystemExit(result.stdout + result.stderr)
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**10  # the largest run so far
+            if label == "csv":
+                print(result.stdout.strip().splitlines()[0])
+                print(
+                    f"rnea_analyze: {walls[label]:.1f} s wall for {samples:,} samples "
+                    f"({samples / walls[label]:,.0f} samples/s), peak RSS {peak:,.0f} MiB"
+                )
+        sizes = {
+            "csv": (workdir / "out_csv/samples.csv").stat().st_size / 2**20,
+            "parquet": (workdir / "out_parquet/samples.parquet").stat().st_size / 2**20,
+        }
+        print(f"without a samples file: {walls['nothing']:.1f} s wall")
+        for label in ("csv", "parquet"):
+            print(
+                f"samples.{label}: {sizes[label]:,.1f} MiB, {walls[label]:.1f} s wall "
+                f"({walls[label] - walls['nothing']:+.1f} s for writing it)"
+            )
     finally:
         if args.keep:
             print(f"kept {workdir}")

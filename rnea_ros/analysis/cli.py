@@ -33,7 +33,8 @@ from pathlib import Path
 import yaml
 
 from rnea_ros.analysis.identify import Identification, identification_table
-from rnea_ros.analysis.pipeline import analyze, summary_table
+from rnea_ros.analysis.parquet import ParquetSamples
+from rnea_ros.analysis.pipeline import analyze, sample_columns, summary_table
 from rnea_ros.analysis.plot import write_plot
 from rnea_ros.analysis.recording import (
     DEFAULT_CHUNK,
@@ -114,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("rnea_analysis"), help="output directory")
     parser.add_argument("--no-csv", action="store_true", help="skip OUT/samples.csv")
     parser.add_argument(
+        "--parquet", action="store_true", help="also write OUT/samples.parquet (needs pyarrow; for long recordings)"
+    )
+    parser.add_argument(
         "--identify", action="store_true", help="fit friction, armature, offset; write corrections.yaml"
     )
     parser.add_argument("--coulomb-width", type=float, default=DEFAULT_COULOMB_WIDTH, help="tanh width, rad/s")
@@ -133,8 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         chunks = open_recording(args.recording, args.topic, args.chunk)
         identification = Identification(model.joint_names, args.coulomb_width) if args.identify else None
-        csv_path = args.out / "samples.csv"
-        with open(csv_path, "wb") if not args.no_csv else contextlib.nullcontext() as csv_file:
+        csv_path, parquet_path = args.out / "samples.csv", args.out / "samples.parquet"
+        parquet = ParquetSamples(parquet_path, sample_columns(model.joint_names)) if args.parquet else None
+        with (
+            open(csv_path, "wb") if not args.no_csv else contextlib.nullcontext() as csv_file,
+            parquet if parquet is not None else contextlib.nullcontext(),
+        ):
             analysis = analyze(
                 model,
                 chunks,
@@ -145,17 +153,20 @@ def main(argv: list[str] | None = None) -> int:
                 csv_file=csv_file,
                 progress=progress,
                 identification=identification,
+                parquet=parquet,
             )
         progress.done()
         write_plot(analysis, args.out / "torques.png")
         elapsed = time.perf_counter() - start
-    except (RecordingError, ModelError, OSError) as error:
+    except (RecordingError, ModelError, OSError, ImportError) as error:
         print(f"rnea_analyze: {error}", file=sys.stderr)
         return 2
     topics = "" if args.recording.suffix.lower() == ".csv" else f" ({len(bag_topics(args.recording))} topics)"
     print(f"{args.recording}{topics}: {analysis.samples:,} samples of {model.nv} joints in {elapsed:.1f} s")
     print(summary_table(analysis))
-    outputs = [args.out / "torques.png"] + ([] if args.no_csv else [csv_path])
+    outputs = (
+        [args.out / "torques.png"] + ([] if args.no_csv else [csv_path]) + ([parquet_path] if args.parquet else [])
+    )
     if identification is not None:
         print(identification_table(identification))
         corrections_path = args.out / "corrections.yaml"

@@ -191,6 +191,7 @@ def analyze(
     csv_file=None,
     progress=None,
     identification=None,
+    parquet=None,
 ) -> Analysis:
     """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given."""
     analysis = Analysis(list(model.joint_names), JointFits(model.nv))
@@ -233,18 +234,27 @@ def analyze(
         analysis.samples += len(t)
         keep = analysis.plot.rows_to_keep(len(t))
         analysis.plot.add(np.concatenate([t[keep, None], measured[keep], tau[keep], gravity[keep]], axis=1))
-        if csv_file is not None:
-            write_rows(csv_file, np.concatenate([t[:, None], q, measured, tau, gravity], axis=1))
+        if csv_file is not None or parquet is not None:
+            rows = np.concatenate([t[:, None], q, measured, tau, gravity], axis=1)
+            if csv_file is not None:
+                write_rows(csv_file, rows)
+            if parquet is not None:
+                parquet.write(rows)
         if progress is not None:
             progress(analysis.samples)
     return analysis
 
 
-def _csv_header(names: list[str]) -> str:
+def sample_columns(names: list[str]) -> list[str]:
+    """The columns of samples.csv and samples.parquet."""
     columns = ["time"]
     for kind in ("position", "effort_measured", "effort_model", "gravity"):
         columns += [f"{name}.{kind}" for name in names]
-    return ",".join(columns) + "\n"
+    return columns
+
+
+def _csv_header(names: list[str]) -> str:
+    return ",".join(sample_columns(names)) + "\n"
 
 
 def summary_table(analysis: Analysis) -> str:

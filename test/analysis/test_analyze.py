@@ -182,3 +182,16 @@ def test_cli_identify_writes_corrections_that_find_the_friction(tmp_path, modifi
     assert "residual RMS" in out and "n/i: the recording does not determine it" in out
     corrections = Corrections.from_dict(yaml.safe_load((tmp_path / "out/corrections.yaml").read_text()))
     assert corrections.joints["joint3"].viscous == pytest.approx(VISCOUS, rel=0.05)
+
+
+def test_parquet_samples_hold_the_same_values_as_the_csv(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    sim = simulate(NOMINAL, 2.0, seed=6)
+    bag = write_bag(tmp_path / "bag", sim, description=NOMINAL)
+    assert main([str(bag), "--out", str(tmp_path / "out"), "--parquet", "--chunk", "700"]) == 0
+    table = pq.read_table(tmp_path / "out/samples.parquet")
+    csv_lines = (tmp_path / "out/samples.csv").read_text().splitlines()
+    assert table.column_names == csv_lines[0].split(",")
+    from_csv = np.loadtxt(csv_lines[1:], delimiter=",")
+    from_parquet = np.column_stack([table.column(k).to_numpy() for k in range(table.num_columns)])
+    np.testing.assert_allclose(from_parquet, from_csv, atol=5e-7, rtol=0)  # the CSV keeps 6 decimals
