@@ -34,7 +34,8 @@ setup(
     extras_require={
         "sim": ["mujoco>=3.3"],
         "parquet": ["pyarrow>=14"],
-        "test": ["pytest>=8", "hypothesis>=6.100", "pin", "example-robot-data", "mujoco>=3.3", "pyarrow>=14"],
+        "fleet": ["dask[distributed]>=2024.1"],
+        "test": ["pytest>=8", "hypothesis>=6.100", "pin", "example-robot-data", "mujoco>=3.3", "pyarrow>=14", "dask[distributed]>=2024.1"],
     },
     zip_safe=False,
     maintainer="rnea_ros maintainers",

@@ -102,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="rnea_analyze", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("recording", type=Path, help="rosbag2 directory, .db3, .mcap, or .csv")
+    parser.add_argument(
+        "recording", type=Path, nargs="+", help="rosbag2 directory, .db3, .mcap, or .csv; several: a fleet"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="fleet: local worker processes (default 2)")
+    parser.add_argument("--scheduler", help="fleet: address of a Dask distributed scheduler (tcp://host:port)")
     parser.add_argument("--urdf", type=Path, help="URDF or xacro file (default: the bag's /robot_description)")
     parser.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic in the bag")
     parser.add_argument("--wrench-topic", action="append", default=[], help="geometry_msgs/WrenchStamped topic")
@@ -123,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--coulomb-width", type=float, default=DEFAULT_COULOMB_WIDTH, help="tanh width, rad/s")
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if len(args.recording) > 1:
+        return fleet_main(args)
+    args.recording = args.recording[0]
     try:
         model = RobotModel.from_urdf(load_description(args.urdf, args.recording), gravity=args.gravity)
         if model.floating_base:
@@ -173,6 +180,41 @@ def main(argv: list[str] | None = None) -> int:
         corrections_path.write_text(yaml.safe_dump(identification.corrections().to_dict(), sort_keys=False))
         outputs.append(corrections_path)
     print("wrote " + ", ".join(str(p) for p in outputs))
+    return 0
+
+
+def fleet_main(args: argparse.Namespace) -> int:
+    """Several recordings of robots with one description: identified one by one (each a task),
+    pooled, with a summary per recording that flags the ones that drift."""
+    from rnea_ros.analysis.fleet import RecordingTask, fleet_table, pooled, run_tasks
+
+    try:
+        description = load_description(args.urdf, args.recording[0])
+        if RobotModel.from_urdf(description).floating_base:
+            raise RecordingError("floating-base robots are not supported by rnea_analyze (fixed base only)")
+        tasks = [
+            RecordingTask(
+                str(path), description, args.topic, args.window, args.order, args.coulomb_width,
+                tuple(args.gravity), args.chunk,
+            )
+            for path in args.recording
+        ]  # fmt: skip
+        start = time.perf_counter()
+        results = run_tasks(tasks, args.workers, args.scheduler)
+        elapsed = time.perf_counter() - start
+        args.out.mkdir(parents=True, exist_ok=True)
+    except (RecordingError, ModelError, OSError, ImportError) as error:
+        print(f"rnea_analyze: {error}", file=sys.stderr)
+        return 2
+    where = f"the Dask cluster at {args.scheduler}" if args.scheduler else f"{max(args.workers, 1)} local worker(s)"
+    print(f"{len(results)} recordings, {sum(r.samples for r in results):,} samples, on {where} in {elapsed:.1f} s")
+    print(fleet_table(results))
+    total = pooled(results)
+    print("\npooled over the fleet:")
+    print(identification_table(total))
+    corrections_path = args.out / "corrections.yaml"
+    corrections_path.write_text(yaml.safe_dump(total.corrections().to_dict(), sort_keys=False))
+    print(f"wrote {corrections_path}")
     return 0
 
 

@@ -50,6 +50,17 @@ class Identification:
         self.rr = np.zeros(n)  # Σ r²
         self.mm = np.zeros(n)  # Σ measured²
 
+    def merge(self, other: Identification) -> None:
+        """Pools another recording's sums into these (same joints and width): as if its samples
+        had been added here."""
+        if other.joint_names != self.joint_names or other.coulomb_width != self.coulomb_width:
+            raise ValueError("identifications of different joints or Coulomb widths cannot be pooled")
+        self.count += other.count
+        self.xx += other.xx
+        self.xr += other.xr
+        self.rr += other.rr
+        self.mm += other.mm
+
     def add(self, measured: np.ndarray, model: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> None:
         """Rows of (N, joints) arrays; a joint's non-finite values are skipped for that joint."""
         ok = np.isfinite(measured) & np.isfinite(model) & np.isfinite(qd) & np.isfinite(qdd)

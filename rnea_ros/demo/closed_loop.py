@@ -174,7 +174,8 @@ def run_closed_loop(
     progress: Callable[[TrajectoryPublisher], None] | None = None,
 ) -> Run:
     """Runs the simulator until its ``duration`` with rnea_node (none when ``node_parameters`` is
-    None; stopped after ``stop_node_after`` s of wall time when given) and, when ``trajectory``
+    None; stopped ``stop_node_after`` s of wall time after its effort_commands publisher is seen,
+    when given) and, when ``trajectory``
     is given, the trajectory publisher (``progress`` is called with it about twice a second).
     Needs rclpy initialised."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -189,6 +190,7 @@ def run_closed_loop(
     started = time.monotonic()
     deadline = started + timeout
     next_progress = started
+    controller_up = None  # when the node's effort_commands publisher was first seen
     try:
         while sim.poll() is None and time.monotonic() < deadline:
             if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
@@ -201,7 +203,13 @@ def run_closed_loop(
             if progress is not None and publisher is not None and time.monotonic() >= next_progress:
                 progress(publisher)
                 next_progress += 0.5
-            if controller is not None and stop_node_after is not None and time.monotonic() - started > stop_node_after:
+            if controller is not None and controller_up is None and node.count_publishers("effort_commands"):
+                controller_up = time.monotonic()
+            if (
+                stop_node_after is not None
+                and controller_up is not None
+                and time.monotonic() - controller_up > stop_node_after
+            ):
                 stop(controller)
                 stop_node_after = None
     finally:

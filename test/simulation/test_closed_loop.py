@@ -78,12 +78,12 @@ def test_without_the_node_the_arm_falls_and_the_simulator_says_so(tmp_path):
     run = run_closed_loop(
         tmp_path,
         "falls",
-        sim_parameters(pose, 6.0),
+        sim_parameters(pose, 8.0),
         {"robot_description": ARM_URDF, "command_source": "gravity"},
         None,
         ARM.joint_names,
         ROS_ENV,
-        stop_node_after=6.0,
+        stop_node_after=3.0,
     )
     print(f"largest motion once the node stopped: {largest_motion(run):.2f} rad")
     assert largest_motion(run) > 0.5

@@ -1,0 +1,128 @@
+"""Many recordings, one model: each recording is a task (local worker processes, or an existing
+Dask distributed cluster); their identifications are pooled, and a summary per recording and per
+joint shows which robot of a fleet drifts from the others. No ROS.
+
+Dask (``dask[distributed]``) is an optional extra, imported only with a scheduler address.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rnea_ros.analysis.identify import FEATURES, Identification
+from rnea_ros.analysis.pipeline import analyze
+from rnea_ros.analysis.recording import DEFAULT_CHUNK, open_recording
+from rnea_ros.dynamics.model import RobotModel
+
+DRIFT_RATIO = 1.5  # a recording's value this far from the fleet's median (×, or ÷) is flagged
+
+
+@dataclass(frozen=True)
+class RecordingTask:
+    """Everything one worker needs (picklable): the recording and how to analyse it."""
+
+    path: str
+    description: str
+    topic: str = "/joint_states"
+    window: float = 0.05
+    order: int = 3
+    coulomb_width: float = 0.01
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    chunk: int = DEFAULT_CHUNK
+
+
+@dataclass(frozen=True)
+class RecordingResult:
+    path: str
+    samples: int
+    identification: Identification
+
+
+def analyze_recording(task: RecordingTask) -> RecordingResult:
+    """One recording, start to end, in the worker that runs it (no files written)."""
+    model = RobotModel.from_urdf(task.description, gravity=task.gravity)
+    identification = Identification(model.joint_names, task.coulomb_width)
+    chunks = open_recording(Path(task.path), task.topic, task.chunk)
+    analysis = analyze(model, chunks, window=task.window, order=task.order, identification=identification)
+    return RecordingResult(task.path, analysis.samples, identification)
+
+
+def run_tasks(tasks: list[RecordingTask], workers: int = 2, scheduler: str | None = None) -> list[RecordingResult]:
+    """Results in the order of ``tasks``: on ``workers`` local processes, or on the Dask cluster
+    at ``scheduler`` (``tcp://host:port``)."""
+    if scheduler:
+        try:
+            from distributed import Client
+        except ImportError as error:
+            raise ImportError("--scheduler needs Dask: pip install 'dask[distributed]'") from error
+        with Client(scheduler) as client:
+            return client.gather(client.map(analyze_recording, tasks, pure=False))
+    if workers <= 1:
+        return [analyze_recording(task) for task in tasks]
+    # spawned, not forked: a fork of a process whose numba kernels have started OpenMP threads
+    # dies in the child (GNU OpenMP is not fork-safe)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(analyze_recording, tasks))
+
+
+def pooled(results: list[RecordingResult]) -> Identification:
+    total = Identification(results[0].identification.joint_names, results[0].identification.coulomb_width)
+    for result in results:
+        total.merge(result.identification)
+    return total
+
+
+def drift(results: list[RecordingResult]) -> list[tuple[str, str, str, float, float]]:
+    """(recording, joint, parameter, its value, the fleet's median) wherever a recording's
+    identified value is DRIFT_RATIO times above or below the fleet's median. Parameters whose
+    median is within 5 standard errors of zero (a joint without such friction) are not compared:
+    their ratios would be noise."""
+    flagged = []
+    per_recording = [{r.name: r for r in result.identification.results()} for result in results]
+    for name in results[0].identification.joint_names:
+        for parameter in FEATURES[:3]:  # friction and armature: the offset is no property of a fleet
+            estimates = [table[name].estimates[parameter] for table in per_recording]
+            values = [e.value for e in estimates]
+            known = [v for v in values if v is not None]
+            if len(known) < 3:
+                continue
+            median = float(np.median(known))
+            if abs(median) <= 5 * float(np.median([e.standard_error for e in estimates if e.value is not None])):
+                continue
+            for result, value in zip(results, values, strict=True):
+                if value is None or abs(median) < 1e-9:
+                    continue
+                ratio = value / median
+                if ratio > DRIFT_RATIO or (ratio > 0 and ratio < 1 / DRIFT_RATIO) or ratio <= 0:
+                    flagged.append((result.path, name, parameter, float(value), median))
+    return flagged
+
+
+def fleet_table(results: list[RecordingResult]) -> str:
+    """Per recording and joint: viscous / Coulomb / armature ("n/i" where not identifiable)."""
+    names = results[0].identification.joint_names
+    lines = [f"{'recording':<28}{'samples':>10}  " + "".join(f"{name[:16]:>18}" for name in names)]
+    for result in results:
+        cells = []
+        for r in result.identification.results():
+            values = [r.estimates[p].value for p in FEATURES[:3]]
+            cells.append("/".join("n/i" if v is None else f"{v:.2g}" for v in values))
+        lines.append(f"{Path(result.path).name[:28]:<28}{result.samples:>10,}  " + "".join(f"{c:>18}" for c in cells))
+    lines.append("per joint: viscous/Coulomb/armature")
+    flagged = drift(results)
+    for path, name, parameter, value, median in flagged:
+        lines.append(
+            f"DRIFT {Path(path).name}: {name} {parameter} {value:.3g} vs the fleet's median {median:.3g} "
+            f"({value / median:.2f}×)"
+            if median and math.isfinite(value / median)
+            else f"DRIFT {Path(path).name}: {name} {parameter} {value:.3g}"
+        )
+    if not flagged:
+        lines.append(f"no recording drifts from the fleet's median by more than {DRIFT_RATIO}×")
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""A fleet of eight recordings: identified one per task, pooled, the robot whose joint3 has twice
+the others' friction flagged; the Dask path (a LocalCluster on loopback) gives the same numbers
+as local worker processes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rnea_ros.analysis.cli import main
+from rnea_ros.analysis.fleet import RecordingTask, drift, pooled, run_tasks
+from rnea_ros.demo.example_robot import example_arm_urdf
+from rnea_ros.testing.recorded_data import simulate, write_bag
+
+NOMINAL = example_arm_urdf()
+VISCOUS = {"joint3": 1.0, "joint1": 0.5}
+WORN = 5  # this robot's joint3 has twice the friction
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> list[str]:
+    folder = tmp_path_factory.mktemp("fleet")
+    paths = []
+    for k in range(8):
+        viscous = dict(VISCOUS, joint3=2.0 * VISCOUS["joint3"]) if k == WORN else VISCOUS
+        sim = simulate(NOMINAL, 4.0, viscous=viscous, seed=100 + k)
+        paths.append(str(write_bag(folder / f"robot{k}", sim, description=NOMINAL)))
+    return paths
+
+
+def test_the_worn_robot_is_flagged_and_the_pool_finds_the_common_friction(fleet):
+    results = run_tasks([RecordingTask(path, NOMINAL) for path in fleet], workers=2)
+    flagged = drift(results)
+    assert {(path.rsplit("/", 1)[-1], joint, parameter) for path, joint, parameter, *_ in flagged} == {
+        (f"robot{WORN}", "joint3", "viscous")
+    }, flagged
+    per_robot = [{r.name: r for r in result.identification.results()} for result in results]
+    assert per_robot[WORN]["joint3"].estimates["viscous"].value == pytest.approx(2.0, rel=0.05)
+    pool = {r.name: r for r in pooled(results).results()}
+    assert pool["joint3"].estimates["viscous"].value == pytest.approx((7 * 1.0 + 2.0) / 8, rel=0.05)
+    assert pool["joint1"].estimates["viscous"].value == pytest.approx(0.5, rel=0.05)
+
+
+def test_dask_gives_the_same_numbers_as_local_workers(fleet):
+    distributed = pytest.importorskip("distributed")
+    tasks = [RecordingTask(path, NOMINAL) for path in fleet[:4]]
+    local = run_tasks(tasks, workers=2)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        remote = run_tasks(tasks, scheduler=cluster.scheduler_address)
+    for a, b in zip(local, remote, strict=True):
+        assert a.path == b.path and a.samples == b.samples
+        np.testing.assert_array_equal(a.identification.xx, b.identification.xx)
+        np.testing.assert_array_equal(a.identification.xr, b.identification.xr)
+
+
+def test_the_cli_takes_several_recordings(fleet, tmp_path, capsys):
+    assert main([*fleet, "--out", str(tmp_path / "out"), "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert f"DRIFT robot{WORN}: joint3 viscous" in out and "pooled over the fleet" in out
+    assert (tmp_path / "out/corrections.yaml").is_file()
