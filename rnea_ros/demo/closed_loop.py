@@ -177,12 +177,17 @@ def run_closed_loop(
     None; stopped ``stop_node_after`` s of wall time after its effort_commands publisher is seen,
     when given) and, when ``trajectory``
     is given, the trajectory publisher (``progress`` is called with it about twice a second).
-    Needs rclpy initialised."""
+    With a trajectory, ``duration`` counts trajectory time: the run is stopped once the node has
+    computed that far into it (its start waits for the publisher's subscription, which can take
+    seconds to match). Needs rclpy initialised."""
     folder.mkdir(parents=True, exist_ok=True)
     period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
     record = folder / f"{namespace}_record.npz"
     record.unlink(missing_ok=True)
+    run_for = float(sim_parameters.get("duration", 0.0)) if trajectory is not None else 0.0
     sim_parameters = {"commands_topic": "effort_commands", "record_file": str(record), **sim_parameters}
+    if run_for > 0.0:
+        sim_parameters["duration"] = 0.0  # stopped here, by trajectory time
     node = Node("trajectory_publisher", namespace=namespace)
     publisher = TrajectoryPublisher(node, joints, trajectory, period) if trajectory is not None else None
     sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
@@ -200,6 +205,8 @@ def run_closed_loop(
             if publisher is not None and publisher.t0 is None:
                 publisher.hold_start()
             rclpy.spin_once(node, timeout_sec=0.05)
+            if run_for > 0.0 and publisher.latest is not None and publisher.latest[0] >= run_for:
+                break
             if progress is not None and publisher is not None and time.monotonic() >= next_progress:
                 progress(publisher)
                 next_progress += 0.5
