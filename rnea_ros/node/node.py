@@ -91,6 +91,8 @@ class RneaNode(Node):
             self._load_at_startup(settings.robot_description)
             if self.fatal_error:
                 return
+        else:
+            self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
         if settings.corrections_file:
             try:
                 self.core.set_corrections(settings.corrections_file)
@@ -98,8 +100,6 @@ class RneaNode(Node):
                 self._fatal(str(error))
                 return
             self.get_logger().info(f"corrections loaded from {settings.corrections_file}")
-        else:
-            self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
         self.joint_states = DedicatedSubscription(
             self, JointState, "joint_states", self._on_joint_states, JOINT_STATES_DEPTH
         )

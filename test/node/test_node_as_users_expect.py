@@ -13,6 +13,7 @@ import rclpy
 import yaml
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
+from std_msgs.msg import String
 
 from rnea_ros import RobotModel
 from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF
@@ -90,6 +91,22 @@ def test_corrections_are_loaded_live_and_a_bad_file_keeps_the_previous_ones(tmp_
             result = set_parameter(client, client.fully_qualified, "corrections_file", str(bad))
             assert not result.successful and why in result.reason and "previous corrections kept" in result.reason
         np.testing.assert_allclose(client.efforts_at(q, qd, attempts=3), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_corrections_given_at_start_up_with_the_description_on_the_topic(tmp_path):
+    corrections = tmp_path / "corrections.yaml"
+    corrections.write_text(yaml.safe_dump({"version": 1, "joints": {"joint1": {"offset": 0.25}}}))
+    with running_node(tmp_path, "corrected_topic", {"corrections_file": str(corrections)}, arm_client) as (_, c):
+        c.description.publish(String(data=ARM_URDF))  # the model comes from the topic, after the corrections
+        c.wait_until_serving()
+        q = np.full(ARM.nv, 0.3)
+        expected = ARM.gravity_torques(q)
+        expected[0] += 0.25
+        np.testing.assert_allclose(c.efforts_at(q, attempts=3), expected, rtol=1e-12, atol=1e-12)
+    broken = NodeProcess(tmp_path, "corrected_bad", {"corrections_file": str(tmp_path / "missing.yaml")})
+    assert broken.process.wait(timeout=30) == 1  # a node that cannot apply its configuration stops
+    assert "missing.yaml" in broken.output()
+    broken.stop()
 
 
 def test_the_shipped_config_applies_under_a_namespace(tmp_path):
