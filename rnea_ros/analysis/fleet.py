@@ -7,7 +7,6 @@ Dask (``dask[distributed]``) is an optional extra, imported only with a schedule
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -96,10 +95,9 @@ def drift(results: list[RecordingResult]) -> list[tuple[str, str, str, float, fl
             if abs(median) <= 5 * float(np.median([e.standard_error for e in estimates if e.value is not None])):
                 continue
             for result, value in zip(results, values, strict=True):
-                if value is None or abs(median) < 1e-9:
+                if value is None:
                     continue
-                ratio = value / median
-                if ratio > DRIFT_RATIO or (ratio > 0 and ratio < 1 / DRIFT_RATIO) or ratio <= 0:
+                if not 1 / DRIFT_RATIO <= value / median <= DRIFT_RATIO:
                     flagged.append((result.path, name, parameter, float(value), median))
     return flagged
 
@@ -120,8 +118,6 @@ def fleet_table(results: list[RecordingResult]) -> str:
         lines.append(
             f"DRIFT {Path(path).name}: {name} {parameter} {value:.3g} vs the fleet's median {median:.3g} "
             f"({value / median:.2f}×)"
-            if median and math.isfinite(value / median)
-            else f"DRIFT {Path(path).name}: {name} {parameter} {value:.3g}"
         )
     if not flagged:
         lines.append(f"no recording drifts from the fleet's median by more than {DRIFT_RATIO}×")

@@ -71,7 +71,7 @@ class Identification:
         self.xx += np.einsum("nja,njb->jab", x, x)
         self.xr += np.einsum("nja,nj->ja", x, r)
         self.rr += (r * r).sum(axis=0)
-        self.mm += np.where(ok, measured, 0.0).__pow__(2).sum(axis=0)
+        self.mm += (np.where(ok, measured, 0.0) ** 2).sum(axis=0)
 
     def joint(self, j: int) -> JointIdentification:
         n = int(self.count[j])

@@ -167,6 +167,7 @@ class LiveModel:
         self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
         self.corrections: JointArrays | None = None  # friction, armature, offset of this model's joints
+        self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
         self._prove_it_computes()
 
     def _prove_it_computes(self) -> None:
@@ -180,13 +181,18 @@ class LiveModel:
 
     def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
         """kp and kd in model order (given in command_joints order, or one value for all);
-        joints outside command_joints get no feedback."""
+        joints outside command_joints get no feedback. Built once per pair of settings."""
+        key = (settings.kp, settings.kd)
+        cached = self._gains
+        if cached is not None and cached[0] == key:
+            return cached[1]
         arrays = []
-        for given in (settings.kp, settings.kd):
+        for given in key:
             gains = np.zeros(self.n)
             if given:
                 gains[self.command_order] = given if len(given) > 1 else given[0]
             arrays.append(gains)
+        self._gains = (key, (arrays[0], arrays[1]))  # replaced whole: the joint_states thread reads it
         return arrays[0], arrays[1]
 
     # --- joint_states ------------------------------------------------------------------------

@@ -46,8 +46,8 @@ def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None =
         tau = model.inverse_dynamics(inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
         gravity = model.gravity_torques(inputs.q)
         held = gravity
-        if settings.command_source == "gravity":
-            held = holding_torques(live, inputs)
+        if settings.command_source == "gravity" and (inputs.wrenches or inputs.q is not inputs.q_measured):
+            held = holding_torques(live, inputs)  # gravity alone at the measured state is ``gravity``
         tau, held = with_corrections(live, inputs, tau, held)
         commands, clipped = effort_commands(live, inputs, settings, tau, held)
         return Outputs(live, inputs.q, inputs.qd, tau, commands, gravity, clipped=clipped)

@@ -56,6 +56,8 @@ class UrdfJoint:
     name: str
     effort_limit: float  # inf: none given
     mimics: str | None  # the joint it follows, for a <mimic> joint
+    multiplier: float = 1.0  # q = multiplier · q_master + offset
+    offset: float = 0.0
 
 
 def _parse(urdf: str) -> etree._Element:
@@ -84,7 +86,11 @@ def urdf_joints(urdf: str) -> list[UrdfJoint]:
         effort = math.inf
         if limit is not None and limit.get("effort") is not None:
             effort = float(limit.get("effort"))
-        joints.append(UrdfJoint(joint.get("name"), effort, mimic.get("joint") if mimic is not None else None))
+        if mimic is None:
+            joints.append(UrdfJoint(joint.get("name"), effort, None))
+        else:
+            multiplier, offset = float(mimic.get("multiplier", "1")), float(mimic.get("offset", "0"))
+            joints.append(UrdfJoint(joint.get("name"), effort, mimic.get("joint"), multiplier, offset))
     return joints
 
 

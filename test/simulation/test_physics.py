@@ -24,18 +24,10 @@ def folded(sim, tau_all: np.ndarray, model: RobotModel) -> np.ndarray:
 
     by_name = dict(zip(sim.joint_names, tau_all, strict=True))
     out = np.array([by_name[name] for name in model.joint_names])
-    for joint in urdf_joints(sim_urdf := sim.urdf):
+    for joint in urdf_joints(sim.urdf):
         if joint.mimics is not None:
-            multiplier = _mimic_multiplier(sim_urdf, joint.name)
-            out[model.joint_names.index(joint.mimics)] += multiplier * by_name[joint.name]
+            out[model.joint_names.index(joint.mimics)] += joint.multiplier * by_name[joint.name]
     return out
-
-
-def _mimic_multiplier(urdf: str, name: str) -> float:
-    from lxml import etree
-
-    joint = etree.fromstring(urdf.encode()).find(f"joint[@name='{name}']")
-    return float(joint.find("mimic").get("multiplier", "1"))
 
 
 def all_joints(sim, model: RobotModel, values: np.ndarray, mimic_offset: bool) -> np.ndarray:
@@ -43,17 +35,14 @@ def all_joints(sim, model: RobotModel, values: np.ndarray, mimic_offset: bool) -
     from rnea_ros.simulation.physics import urdf_joints
 
     by_name = dict(zip(model.joint_names, values, strict=True))
-    out = []
-    for joint in urdf_joints(sim.urdf):
-        if joint.mimics is None:
-            out.append(by_name[joint.name])
-        else:
-            from lxml import etree
-
-            mimic = etree.fromstring(sim.urdf.encode()).find(f"joint[@name='{joint.name}']/mimic")
-            multiplier, offset = float(mimic.get("multiplier", "1")), float(mimic.get("offset", "0"))
-            out.append(multiplier * by_name[joint.mimics] + (offset if mimic_offset else 0.0))
-    return np.array(out)
+    return np.array(
+        [
+            by_name[j.name]
+            if j.mimics is None
+            else j.multiplier * by_name[j.mimics] + (j.offset if mimic_offset else 0.0)
+            for j in urdf_joints(sim.urdf)
+        ]
+    )
 
 
 @pytest.mark.parametrize("robot", ROBOTS)
