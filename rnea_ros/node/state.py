@@ -147,6 +147,9 @@ class LiveModel:
         self.matcher = NameMatcher(index)
         self.links = frozenset(model.link_names)
         self.command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
+        # URDF <limit effort> in command order; "no limit" as the largest float, so that an infinite
+        # command is caught by the same comparison as one over its limit
+        self.command_limits = np.minimum(model.effort_limits[self.command_order], np.finfo(np.float64).max)
         # q, qd, ... below are the joints' part; a floating base adds its own state in front.
         self.floating = model.floating_base
         self.n = n = model.nv - (BASE_DOFS if self.floating else 0)
@@ -291,13 +294,11 @@ class LiveModel:
                 q = np.where(np.isnan(q_desired), q, q_desired)
                 qd = np.where(np.isnan(qd_desired), qd, qd_desired)
         wrenches = self.fresh_wrenches(now, settings.wrench_timeout)
-        measured = {"q_measured": self.q, "qd_measured": self.qd, "q_desired": q_desired, "qd_desired": qd_desired}
         if not self.floating:
-            return Inputs(q, qd, qdd, wrenches, **measured)
+            return Inputs(q, qd, qdd, wrenches, None, None, self.q, self.qd, q_desired, qd_desired)
         base = self.fresh_base(now, settings.base_timeout, q, qd)
-        return Inputs(
-            q, qd, qdd, wrenches, base, self._base_acceleration(now, settings.acceleration_timeout), **measured
-        )
+        base_qdd = self._base_acceleration(now, settings.acceleration_timeout)
+        return Inputs(q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired)
 
     def fresh_wrenches(self, now: float, timeout: float) -> dict[str, np.ndarray] | None:
         fresh = {link: w for link, (w, received) in self.wrenches.items() if now - received <= timeout}

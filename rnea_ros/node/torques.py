@@ -77,22 +77,23 @@ def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:
 def effort_commands(
     live: LiveModel, inputs: Inputs, settings: Settings, tau: np.ndarray, gravity: np.ndarray
 ) -> tuple[np.ndarray, int]:
-    """The commands in ``command_joints`` order and how many were clipped (see the module docstring)."""
-    if settings.command_source == "inverse_dynamics":
-        u = tau.copy()
-    elif settings.command_source == "gravity":
-        u = gravity.copy()
-    else:
-        u = np.zeros(live.n)
+    """The commands in ``command_joints`` order and how many were clipped (see the module docstring).
+    On the hot path: nothing is copied or clipped that need not be."""
+    source = settings.command_source
+    u = tau if source == "inverse_dynamics" else gravity if source == "gravity" else live.zeros
     if settings.feedback and inputs.q_desired is not None and inputs.qd_desired is not None:
         kp, kd = live.gains(settings)
-        u += np.nan_to_num(kp * (inputs.q_desired - inputs.q_measured), nan=0.0)
-        u += np.nan_to_num(kd * (inputs.qd_desired - inputs.qd_measured), nan=0.0)
-    limits = live.model.effort_limits
-    commands = np.clip(u, -limits, limits)[live.command_order]
-    if not np.all(np.isfinite(commands)):
+        u = u + np.nan_to_num(kp * (inputs.q_desired - inputs.q_measured), nan=0.0)
+        u = u + np.nan_to_num(kd * (inputs.qd_desired - inputs.qd_measured), nan=0.0)
+    commands = u[live.command_order]  # a new array: clipping it leaves τ alone
+    limits = live.command_limits  # finite: NaN and ±inf fail the one test of the usual path
+    if (np.abs(commands) <= limits).all():
+        return commands, 0
+    if not np.isfinite(commands).all():
         raise ValueError("effort_commands are not finite")
-    return commands, int(np.count_nonzero(commands != u[live.command_order]))
+    outside = np.abs(commands) > limits
+    np.clip(commands, -limits, limits, out=commands)
+    return commands, int(outside.sum())
 
 
 def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Outputs:

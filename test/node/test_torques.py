@@ -21,10 +21,8 @@ Q_D, QD_D, QDD_D = Q + rng.uniform(-0.05, 0.05, ARM.nv), QD + 0.1, rng.uniform(-
 ORDER = ["finger_left_joint", *reversed(ARM.joint_names[:-1])]
 
 
-def outputs(settings: Settings, desired_state: bool = True, limits: np.ndarray | None = None):
+def outputs(settings: Settings, desired_state: bool = True):
     live = build_live_model(ARM_URDF, settings)
-    if limits is not None:
-        live.model.effort_limits = limits
     live.merge_joint_states(ARM.joint_names, Q, QD, 1.0, settings.state_timeout)
     live.set_desired(ARM.joint_names, QDD_D, Q_D if desired_state else None, QD_D if desired_state else None, 0.0)
     return compute_outputs(live, live.inputs_now(0.0, settings), settings), live
