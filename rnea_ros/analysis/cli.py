@@ -3,7 +3,7 @@
     rnea_analyze RECORDING [--urdf robot.urdf[.xacro]] [--topic /joint_states]
                  [--wrench-topic /ft_sensor ...] [--window 0.05] [--order 3]
                  [--velocities recorded|positions] [--out rnea_analysis] [--no-csv]
-                 [--identify [--coulomb-width 0.01]]
+                 [--identify [--coulomb-width 0.01] [--payload-link LINK]]
 
 RECORDING is a rosbag2 (directory, .db3 or .mcap; read with ``rosbags``, no ROS
 needed) or a CSV (``time,<joint>.position[,<joint>.velocity],<joint>.effort,...``).
@@ -20,6 +20,9 @@ stays bounded for recordings of any length.
 --identify also fits, per joint, viscous·q̇ + coulomb·tanh(q̇/width) + armature·q̈ + offset
 to the residual, prints each value with its standard error (or why the recording cannot
 determine it) and writes OUT/corrections.yaml (schema: rnea_ros/dynamics/corrections.py).
+With --payload-link, the 10 inertial parameters of a load on that link are fitted with them
+(every joint together); the payload is written when its mass and centre of mass are
+identified (with its inertia only when all of it is identified and physically possible).
 """
 
 from __future__ import annotations
@@ -125,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         "--identify", action="store_true", help="fit friction, armature, offset; write corrections.yaml"
     )
     parser.add_argument("--coulomb-width", type=float, default=DEFAULT_COULOMB_WIDTH, help="tanh width, rad/s")
+    parser.add_argument("--payload-link", default="", help="--identify: also fit a payload carried by this link")
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if len(args.recording) > 1:
@@ -143,7 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         progress = Progress(total)
         start = time.perf_counter()
         chunks = open_recording(args.recording, args.topic, args.chunk)
-        identification = Identification(model.joint_names, args.coulomb_width) if args.identify else None
+        if args.payload_link and args.payload_link not in model.link_names:
+            raise RecordingError(f"--payload-link: '{args.payload_link}' is not a link of the model")
+        identification = (
+            Identification(model.joint_names, args.coulomb_width, args.payload_link) if args.identify else None
+        )
         csv_path, parquet_path = args.out / "samples.csv", args.out / "samples.parquet"
         parquet = ParquetSamples(parquet_path, sample_columns(model.joint_names)) if args.parquet else None
         with (
@@ -195,7 +203,7 @@ def fleet_main(args: argparse.Namespace) -> int:
         tasks = [
             RecordingTask(
                 str(path), description, args.topic, args.window, args.order, args.coulomb_width,
-                tuple(args.gravity), args.chunk,
+                tuple(args.gravity), args.chunk, args.payload_link,
             )
             for path in args.recording
         ]  # fmt: skip

@@ -34,6 +34,7 @@ class RecordingTask:
     coulomb_width: float = 0.01
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
     chunk: int = DEFAULT_CHUNK
+    payload_link: str = ""  # also identify a payload on this link
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class RecordingResult:
 def analyze_recording(task: RecordingTask) -> RecordingResult:
     """One recording, start to end, in the worker that runs it (no files written)."""
     model = RobotModel.from_urdf(task.description, gravity=task.gravity)
-    identification = Identification(model.joint_names, task.coulomb_width)
+    identification = Identification(model.joint_names, task.coulomb_width, task.payload_link)
     chunks = open_recording(Path(task.path), task.topic, task.chunk)
     analysis = analyze(model, chunks, window=task.window, order=task.order, identification=identification)
     return RecordingResult(task.path, analysis.samples, identification)
@@ -71,7 +72,8 @@ def run_tasks(tasks: list[RecordingTask], workers: int = 2, scheduler: str | Non
 
 
 def pooled(results: list[RecordingResult]) -> Identification:
-    total = Identification(results[0].identification.joint_names, results[0].identification.coulomb_width)
+    first = results[0].identification
+    total = Identification(first.joint_names, first.coulomb_width, first.payload_link)
     for result in results:
         total.merge(result.identification)
     return total

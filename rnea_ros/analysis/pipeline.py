@@ -230,7 +230,7 @@ def analyze(
             gravity[usable] = model.gravity_torques(q[usable])
         analysis.fits.add(measured, tau, qd)
         if identification is not None:
-            identification.add(measured, tau, qd, qdd)
+            identification.add(measured, tau, qd, qdd, _payload_regressor(model, identification, q, qd, qdd, usable))
         analysis.samples += len(t)
         keep = analysis.plot.rows_to_keep(len(t))
         analysis.plot.add(np.concatenate([t[keep, None], measured[keep], tau[keep], gravity[keep]], axis=1))
@@ -243,6 +243,16 @@ def analyze(
         if progress is not None:
             progress(analysis.samples)
     return analysis
+
+
+def _payload_regressor(model: RobotModel, identification, q, qd, qdd, usable) -> np.ndarray | None:
+    """The identification's payload regressor at the usable rows (NaN elsewhere), if it has a payload."""
+    if not identification.payload_link:
+        return None
+    Y = np.full((*q.shape, 10), np.nan)
+    if usable.any():
+        Y[usable] = model.payload_regressor(identification.payload_link, q[usable], qd[usable], qdd[usable])
+    return Y
 
 
 def sample_columns(names: list[str]) -> list[str]:

@@ -3,7 +3,15 @@
 Per joint: τ_joint = τ_RNEA + viscous·q̇ + coulomb·tanh(q̇ / coulomb_width) + armature·q̈ + offset.
 Values in SI units (N·m·s/rad, N·m, rad/s, kg·m², N·m; N and m for prismatic joints). The
 file form (``corrections.yaml``) is a mapping with a schema ``version`` and ``joints``:
-joint name → the parameters it has (a parameter left out is zero).
+joint name → the parameters it has (a parameter left out is zero). Version 2 adds an optional
+``payload``: a rigid load merged into one link's inertia, written like a URDF <inertial> in
+that link's frame::
+
+    payload: {link: tool, mass: 1.5, com: [0.0, 0.0, 0.05],
+              inertia: {ixx: 0.002, ixy: 0.0, ixz: 0.0, iyy: 0.002, iyz: 0.0, izz: 0.001}}
+
+(mass [kg], centre of mass [m], inertia about the centre of mass [kg·m²]; it must be one a rigid
+body can have). Version 1 files (no payload) are read as they were.
 """
 
 from __future__ import annotations
@@ -14,7 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-SCHEMA_VERSION = 1
+from rnea_ros.dynamics.payload import Inertial, consistency_problems
+
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 PARAMETERS = ("viscous", "coulomb", "armature", "offset")
 DEFAULT_COULOMB_WIDTH = 0.01  # rad/s: tanh(q̇ / width) is within 1 % of sign(q̇) beyond 2.6·width
 
@@ -33,34 +45,61 @@ class JointCorrection:
 
 
 @dataclass(frozen=True)
+class Payload:
+    link: str
+    inertial: Inertial
+
+
+@dataclass(frozen=True)
 class Corrections:
     joints: Mapping[str, JointCorrection] = field(default_factory=dict)
+    payload: Payload | None = None
 
     @classmethod
     def from_dict(cls, data: object) -> Corrections:
         """Corrections from the parsed file; CorrectionsError naming what is wrong otherwise."""
         if not isinstance(data, Mapping):
             raise CorrectionsError("corrections: expected a mapping with 'version' and 'joints'")
-        if data.get("version") != SCHEMA_VERSION:
-            raise CorrectionsError(f"corrections: version must be {SCHEMA_VERSION}, got {data.get('version')!r}")
+        version = data.get("version")
+        if version not in READABLE_VERSIONS:
+            raise CorrectionsError(f"corrections: version must be one of {READABLE_VERSIONS}, got {version!r}")
+        unknown = set(data) - {"version", "joints", "payload"}
+        if unknown:
+            raise CorrectionsError(f"corrections: unknown keys {sorted(unknown)}")
         joints = data.get("joints")
         if not isinstance(joints, Mapping):
             raise CorrectionsError("corrections: 'joints' must map joint names to their parameters")
-        return cls({str(name): _joint(str(name), values) for name, values in joints.items()})
+        if "payload" in data and version < 2:
+            raise CorrectionsError("corrections: 'payload' needs version 2")
+        payload = _payload(data["payload"]) if data.get("payload") is not None else None
+        return cls({str(name): _joint(str(name), values) for name, values in joints.items()}, payload)
 
     def to_dict(self) -> dict:
-        return {
+        data = {
             "version": SCHEMA_VERSION,
             "joints": {
                 name: {key: float(getattr(c, key)) for key in (*PARAMETERS, "coulomb_width")}
                 for name, c in self.joints.items()
             },
         }
+        if self.payload is not None:
+            inertial = self.payload.inertial
+            I = inertial.inertia
+            data["payload"] = {
+                "link": self.payload.link,
+                "mass": float(inertial.mass),
+                "com": [float(x) for x in inertial.com],
+                "inertia": {k: float(I["xyz".index(k[1]), "xyz".index(k[2])]) for k in INERTIA_KEYS},
+            }
+        return data
 
-    def check_joints(self, joint_names: Sequence[str]) -> None:
+    def check_joints(self, joint_names: Sequence[str], link_names: Sequence[str] | None = None) -> None:
+        """CorrectionsError when a joint (or the payload's link, given ``link_names``) is not the model's."""
         unknown = sorted(set(self.joints) - set(joint_names))
         if unknown:
             raise CorrectionsError(f"corrections name joints the model does not have: {unknown}")
+        if self.payload is not None and link_names is not None and self.payload.link not in link_names:
+            raise CorrectionsError(f"corrections: the payload's link '{self.payload.link}' is not a link of the model")
 
     def torques(self, joint_names: Sequence[str], qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
         """The corrections' torque per joint (``joint_names`` order; joints without one: 0)."""
@@ -106,3 +145,26 @@ def _joint(name: str, values: object) -> JointCorrection:
     if numbers.get("armature", 0.0) < 0.0:
         raise CorrectionsError(f"corrections: joint '{name}' armature must be ≥ 0")
     return JointCorrection(**numbers)
+
+
+def _payload(values: object) -> Payload:
+    if not isinstance(values, Mapping) or set(values) != {"link", "mass", "com", "inertia"}:
+        raise CorrectionsError("corrections: 'payload' must have exactly link, mass, com and inertia")
+    inertia = values["inertia"]
+    if not isinstance(inertia, Mapping) or set(inertia) != set(INERTIA_KEYS):
+        raise CorrectionsError(f"corrections: payload inertia must have exactly {list(INERTIA_KEYS)}")
+    com = values["com"]
+    if not isinstance(com, Sequence) or isinstance(com, str) or len(com) != 3:
+        raise CorrectionsError("corrections: payload com must be [x, y, z]")
+    try:
+        mass = float(values["mass"])
+        centre = np.array([float(x) for x in com])
+        I = {k: float(v) for k, v in inertia.items()}
+    except (TypeError, ValueError) as error:
+        raise CorrectionsError(f"corrections: payload values must be numbers ({error})") from error
+    matrix = np.array([[I["ixx"], I["ixy"], I["ixz"]], [I["ixy"], I["iyy"], I["iyz"]], [I["ixz"], I["iyz"], I["izz"]]])
+    inertial = Inertial(mass, centre, matrix)
+    problems = consistency_problems(inertial)
+    if problems:
+        raise CorrectionsError(f"corrections: the payload is not a rigid body: {'; '.join(problems)}")
+    return Payload(str(values["link"]), inertial)

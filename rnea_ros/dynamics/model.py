@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numba
 import numpy as np
 
+from rnea_ros.dynamics import payload as payloads
 from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.spatial import axis_angle
 from rnea_ros.dynamics.urdf import Joint, ModelError, URDFTree, parse_urdf
@@ -391,6 +392,45 @@ class RobotModel:
             for i, f_ext in enumerate(self._unit_wrenches(link)):
                 JT[:, 6 * k + i] = g - self._run(q, self._zero_v, self._zero_v, f_ext)
         return JT
+
+    def with_payload(self, link: str, inertial: payloads.Inertial) -> RobotModel:
+        """This model with a rigid load fixed to ``link`` (merged into its body's inertia)."""
+        frame = self._link_frame(link)
+        if frame.body < 0:
+            raise ValueError(f"link '{link}' is fixed to the world: a payload on it moves no joint")
+        bodies = payloads.with_parameters(self._bodies, frame.body, frame.R, frame.p, inertial.parameters())
+        return RobotModel(replace(self.tree, bodies=bodies), self.gravity)
+
+    def payload_regressor(self, link: str, q, qd, qdd) -> np.ndarray:
+        """Y (N, nv, 10): the torques a payload on ``link`` adds are Y π, for its 10 inertial
+        parameters π (``dynamics.payload``), at the states (N, nq), (N, nv), (N, nv). Column k is
+        the inverse dynamics of the robot with no inertia but π = e_k on the link (τ is linear
+        in the inertias), gravity included."""
+        frame = self._link_frame(link)
+        q, qd, qdd = _c_float_array(q), _c_float_array(qd), _c_float_array(qdd)
+        if q.ndim != 2 or qd.ndim != 2 or qdd.ndim != 2 or not len(q) == len(qd) == len(qdd):
+            raise self._input_error(kernel.WRONG_SIZE, q, qd, qdd)
+        Y = np.zeros((len(q), self.nv, 10))
+        if frame.body < 0:
+            return Y
+        massless = self._bodies.copy()
+        massless[:, kernel.MASS : kernel.ROT_INERTIA + 9] = 0.0
+        tau = np.empty((len(q), self.nv))
+        for k, unit in enumerate(np.eye(10)):
+            bodies = payloads.with_parameters(massless, frame.body, frame.R, frame.p, unit)
+            status, row = _rnea_batch(
+                self._joints, bodies, q, qd, qdd, self._no_f_ext, self._work, tau, numba.get_num_threads()
+            )
+            if status != kernel.OK:
+                raise self._input_error(status, q, qd, qdd, row)
+            Y[:, :, k] = tau
+        return Y
+
+    def _link_frame(self, link: str) -> LinkFrame:
+        frame = self.tree.link_frames.get(link)
+        if frame is None:
+            raise ValueError(f"unknown link '{link}' (links: {self.link_names})")
+        return frame
 
     def link_rotation_in_base(self, link: str, q, qd) -> tuple[np.ndarray, np.ndarray]:
         """(R_base_link, ω_rel): the rotation of ``link`` in the frame of the body the tree starts

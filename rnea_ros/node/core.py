@@ -10,6 +10,7 @@ settings are replaced whole (one assignment), never changed in place.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import time
@@ -34,6 +35,25 @@ def read_corrections(path: str) -> Corrections:
     except (OSError, yaml.YAMLError) as error:
         raise CorrectionsError(f"corrections file '{path}': {error}") from error
     return Corrections.from_dict(data)
+
+
+def corrected(live: LiveModel, corrections: Corrections | None) -> LiveModel:
+    """``live`` with ``corrections`` applied: the joint terms, and a payload merged into the
+    model (a new LiveModel, built from the description's model, when the payload changes)."""
+    payload = corrections.payload if corrections is not None else None
+    if payload is None and live.model is live.urdf_model:
+        out = live
+    elif payload is not None and live.payload is payload:
+        out = live
+    else:
+        try:
+            model = live.urdf_model if payload is None else live.urdf_model.with_payload(payload.link, payload.inertial)
+        except ValueError as error:  # a link fixed to the world
+            raise CorrectionsError(f"corrections: payload: {error}") from error
+        out = LiveModel(model, live.command_joints, live.contact_links, live.description, live.urdf_model)
+        out.payload = payload
+    out.corrections = corrections.for_joints(out.model.joint_names) if corrections is not None else None
+    return out
 
 
 def build_live_model(description: str, settings: Settings) -> LiveModel:
@@ -68,14 +88,21 @@ class RneaCore:
 
     # --- robot model -------------------------------------------------------------------------
     def load(self, live: LiveModel) -> list[str]:
-        """Swaps ``live`` in (with the corrections loaded); returns the corrected joints it lacks."""
+        """Swaps ``live`` in (with the corrections applied); returns what of the corrections it
+        lacks (joints, the payload's link), which is ignored."""
         ignored = []
-        if self.corrections is not None:
-            ignored = sorted(set(self.corrections.joints) - set(live.model.joint_names))
-            live.corrections = self.corrections.for_joints(live.model.joint_names)
-        self.live = live
-        base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
-        self.model_status = f"model with {live.n} joints{base}"
+        corrections = self.corrections
+        if corrections is not None:
+            ignored = sorted(set(corrections.joints) - set(live.model.joint_names))
+            if corrections.payload is not None and corrections.payload.link not in live.model.link_names:
+                ignored.append(f"payload link '{corrections.payload.link}'")
+                corrections = dataclasses.replace(corrections, payload=None)
+        try:
+            live = corrected(live, corrections)
+        except CorrectionsError as error:
+            ignored.append(str(error))
+            live = corrected(live, dataclasses.replace(corrections, payload=None))
+        self._swap_in(live)
         return ignored
 
     def set_corrections(self, path: str) -> None:
@@ -83,12 +110,19 @@ class RneaCore:
         that cannot be used whole raises CorrectionsError and changes nothing."""
         corrections = read_corrections(path) if path else None
         live = self.live
-        if live is not None and corrections is not None:
-            corrections.check_joints(live.model.joint_names)
-            live.corrections = corrections.for_joints(live.model.joint_names)
-        elif live is not None:
-            live.corrections = None
+        if live is not None:
+            if corrections is not None:
+                corrections.check_joints(live.model.joint_names, live.model.link_names)
+            self._swap_in(corrected(live, corrections))
         self.corrections = corrections
+
+    def _swap_in(self, live: LiveModel) -> None:
+        self.live = live
+        base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
+        payload = ""
+        if live.model is not live.urdf_model:
+            payload = f", with the corrections' payload ({live.payload_note})"
+        self.model_status = f"model with {live.n} joints{base}{payload}"
 
     def refused(self, reason: str) -> None:
         """A description was refused: the status says so while there is no model."""

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rnea_ros.dynamics.contacts import ContactLinks
-from rnea_ros.dynamics.corrections import JointArrays
+from rnea_ros.dynamics.corrections import JointArrays, Payload
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.node.settings import Settings
@@ -137,9 +137,12 @@ class LiveModel:
         command_joints: Sequence[str] = (),
         contact_links: Sequence[str] = (),
         description: str = "",
+        urdf_model: RobotModel | None = None,
     ) -> None:
         self.model = model
+        self.urdf_model = urdf_model or model  # the description's model, before a payload is merged in
         self.description = description  # the text the model was built from (rebuilt on a gravity change)
+        self.command_joints, self.contact_links = tuple(command_joints), tuple(contact_links)
         index = {name: k for k, name in enumerate(model.joint_names)}
         missing = [name for name in command_joints if name not in index]
         if missing:
@@ -170,8 +173,15 @@ class LiveModel:
         self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
         self.corrections: JointArrays | None = None  # friction, armature, offset of this model's joints
+        self.payload: Payload | None = None  # merged into ``model`` (not into ``urdf_model``)
         self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
         self._prove_it_computes()
+
+    @property
+    def payload_note(self) -> str:
+        if self.payload is None:
+            return "none"
+        return f"{self.payload.inertial.mass:.3f} kg on '{self.payload.link}'"
 
     def _prove_it_computes(self) -> None:
         """A model that cannot give finite torques at its neutral state must never go live

@@ -10,11 +10,29 @@ import numpy as np
 import pinocchio as pin
 
 from rnea_ros import RobotModel
+from rnea_ros.dynamics.payload import Inertial
 
 EXAMPLE_ROBOT_DATA = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
 EXAMPLE_ARM = Path(__file__).resolve().parents[1] / "demo/robots/example_arm.urdf"
 ARM_URDF = EXAMPLE_ARM.read_text()
 HEAVY_ARM_URDF = ARM_URDF.replace('<mass value="3.5"/>', '<mass value="7.0"/>', 1)  # link2 twice as heavy
+
+# 1.5 kg, off-centre, rotated principal axes: every one of the 10 parameters non-zero
+ROTATION = np.array([[0.36, 0.48, -0.8], [-0.8, 0.6, 0.0], [0.48, 0.64, 0.6]])
+PAYLOAD = Inertial(1.5, np.array([0.02, -0.03, 0.08]), ROTATION @ np.diag([0.004, 0.006, 0.008]) @ ROTATION.T)
+
+
+def urdf_with_payload(link: str, inertial: Inertial, urdf: str = ARM_URDF) -> str:
+    """The URDF (the arm's by default) with the payload as a fixed child link of ``link`` (its frame = the link's)."""
+    I = inertial.inertia
+    x, y, z = inertial.com
+    text = (
+        f'<joint name="payload_joint" type="fixed"><parent link="{link}"/><child link="payload"/></joint>'
+        f'<link name="payload"><inertial><origin xyz="{x} {y} {z}"/><mass value="{inertial.mass}"/>'
+        f'<inertia ixx="{I[0, 0]}" ixy="{I[0, 1]}" ixz="{I[0, 2]}" iyy="{I[1, 1]}" iyz="{I[1, 2]}" izz="{I[2, 2]}"/>'
+        "</inertial></link></robot>"
+    )
+    return urdf.replace("</robot>", text)
 
 
 def robot_urdf(relative_path: str, strip_mimic: bool = False) -> str:

@@ -49,3 +49,91 @@ def test_corrections_round_trip_and_bad_files_are_refused():
             Corrections.from_dict(bad)
     with pytest.raises(CorrectionsError, match="joint9"):
         Corrections.from_dict({"version": 1, "joints": {"joint9": {}}}).check_joints(ARM.joint_names)
+
+
+def arm_motion(seconds: float, amplitude: float, rng: np.random.Generator):
+    """q, q̇, q̈ of the arm: each joint a sum of sines with its own frequencies."""
+    t = np.arange(0.0, seconds, 0.002)[:, None]
+    frequencies = rng.uniform(0.2, 1.5, (3, ARM.nv))
+    phases = rng.uniform(0, 2 * np.pi, (3, ARM.nv))
+    q = np.full((len(t), ARM.nv), 0.3)
+    qd, qdd = np.zeros_like(q), np.zeros_like(q)
+    for f, p in zip(frequencies, phases, strict=True):
+        w = 2 * np.pi * f
+        q += amplitude * np.sin(w * t + p)
+        qd += amplitude * w * np.cos(w * t + p)
+        qdd -= amplitude * w * w * np.sin(w * t + p)
+    q[:, -1] = 0.02  # the gripper stays half open
+    qd[:, -1] = qdd[:, -1] = 0.0
+    return q, qd, qdd
+
+
+def test_a_payload_is_found_with_the_joint_terms_and_written_as_a_rigid_body():
+    from rnea_ros.dynamics.payload import Inertial, consistency_problems
+
+    rng = np.random.default_rng(7)
+    q, qd, qdd = arm_motion(30.0, 0.4, rng)
+    payload = Inertial(1.5, np.array([0.01, -0.02, 0.06]), np.diag([0.004, 0.005, 0.003]))
+    joints = Corrections({"joint2": JointCorrection(3.0, 1.5, 0.3), "joint6": JointCorrection(0.2, 0.15, 0.02)})
+    truth = ARM.with_payload("tool", payload).inverse_dynamics(q, qd, qdd)
+    measured = truth + joints.torques(ARM.joint_names, qd, qdd) + rng.normal(0, 0.02, q.shape)
+    identification = Identification(ARM.joint_names, payload_link="tool")
+    for rows in np.array_split(np.arange(len(q)), 5):
+        model = ARM.inverse_dynamics(q[rows], qd[rows], qdd[rows])
+        Y = ARM.payload_regressor("tool", q[rows], qd[rows], qdd[rows])
+        identification.add(measured[rows], model, qd[rows], qdd[rows], Y)
+    found = identification.payload()
+    print(found.note, {k: e.value for k, e in found.estimates.items()})
+    assert found.inertial is not None and consistency_problems(found.inertial) == []
+    assert found.inertial.mass == pytest.approx(1.5, rel=0.01)
+    np.testing.assert_allclose(found.inertial.com, payload.com, atol=2e-3)
+    results = {r.name: r for r in identification.results()}
+    assert results["joint2"].estimates["viscous"].value == pytest.approx(3.0, rel=0.02)
+    assert results["joint6"].estimates["armature"].value == pytest.approx(0.02, rel=0.05)
+    written = Corrections.from_dict(identification.corrections().to_dict())  # through the file form
+    assert written.payload.link == "tool" and written.payload.inertial.mass == pytest.approx(1.5, rel=0.01)
+
+
+def test_a_payload_that_does_not_move_the_joints_is_not_reported():
+    rng = np.random.default_rng(8)
+    q, qd, qdd = arm_motion(5.0, 0.3, rng)
+    model = ARM.inverse_dynamics(q, qd, qdd)
+    identification = Identification(ARM.joint_names, payload_link="world")  # the root: fixed to the world
+    identification.add(model + rng.normal(0, 0.02, q.shape), model, qd, qdd, np.zeros((*q.shape, 10)))
+    found = identification.payload()
+    assert found.inertial is None and "not identifiable" in found.note
+    assert all(e.value is None for e in found.estimates.values())
+    assert identification.corrections().payload is None
+    with pytest.raises(ValueError, match="regressor"):
+        identification.add(model, model, qd, qdd)
+
+
+def test_payload_corrections_are_checked():
+    good = {
+        "version": 2,
+        "joints": {},
+        "payload": {
+            "link": "tool",
+            "mass": 1.5,
+            "com": [0.0, 0.0, 0.05],
+            "inertia": {"ixx": 0.002, "ixy": 0.0, "ixz": 0.0, "iyy": 0.002, "iyz": 0.0, "izz": 0.001},
+        },
+    }
+    corrections = Corrections.from_dict(good)
+    assert Corrections.from_dict(corrections.to_dict()).to_dict() == corrections.to_dict()
+    corrections.check_joints(ARM.joint_names, ARM.link_names)
+    for change, words in (
+        ({"version": 1}, "needs version 2"),
+        ({"version": 3}, "version"),
+        ({"payload": {**good["payload"], "mass": -1.0}}, "mass"),
+        ({"payload": {**good["payload"], "inertia": {**good["payload"]["inertia"], "izz": 0.01}}}, "triangle"),
+        ({"payload": {**good["payload"], "com": [0.0, 0.0]}}, "com"),
+        ({"payload": {"link": "tool", "mass": 1.0}}, "exactly"),
+        ({"extra": 1}, "unknown keys"),
+    ):
+        with pytest.raises(CorrectionsError, match=words):
+            Corrections.from_dict({**good, **change})
+    with pytest.raises(CorrectionsError, match="not a link"):
+        Corrections.from_dict({**good, "payload": {**good["payload"], "link": "nowhere"}}).check_joints(
+            ARM.joint_names, ARM.link_names
+        )

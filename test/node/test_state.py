@@ -151,3 +151,43 @@ def test_outputs_of_one_state_come_all_together_or_not_at_all():
     assert core.published == 0
     out = core.joint_states(["pivot", "slide"], np.array([0.0, 0.5]), np.zeros(2), True, 2.0, lambda: 0.0)
     assert out is not None and np.all(np.isfinite(out.gravity)) and core.published == 1
+
+
+def test_a_payload_in_the_corrections_is_merged_into_the_model_and_a_bad_one_changes_nothing(tmp_path):
+    """gravity_torques with the corrections' payload equal Pinocchio's on the URDF that carries it;
+    emptying corrections_file takes it out again; a file naming an unknown link is refused whole."""
+    import yaml
+
+    from rnea_ros.dynamics.corrections import CorrectionsError
+    from rnea_ros.node.core import RneaCore, build_live_model
+    from rnea_ros.testing.reference import PAYLOAD, PinocchioReference, urdf_with_payload
+
+    inertia = {
+        k: float(PAYLOAD.inertia["xyz".index(k[1]), "xyz".index(k[2])])
+        for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    }
+    payload = {"link": "tool", "mass": PAYLOAD.mass, "com": PAYLOAD.com.tolist(), "inertia": inertia}
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(yaml.safe_dump({"version": 2, "joints": {"joint2": {"offset": 0.5}}, "payload": payload}))
+    bad.write_text(yaml.safe_dump({"version": 2, "joints": {}, "payload": {**payload, "link": "nowhere"}}))
+    settings = Settings(future_stamp_tolerance=1e12)
+    core = RneaCore(settings)
+    core.load(build_live_model(ARM_URDF, settings))
+    q = np.array([0.3, 0.9, -0.2, -1.4, 0.5, 1.2, 0.4, 0.02])
+    carried = PinocchioReference(urdf_with_payload("tool", PAYLOAD), ARM).gravity_torques(q)
+    plain = PinocchioReference(ARM_URDF, ARM).gravity_torques(q)
+
+    def gravity_at(stamp: float) -> np.ndarray:
+        return core.joint_states(NAMES, q, np.zeros(8), True, stamp, lambda: 0.0).gravity
+
+    np.testing.assert_allclose(gravity_at(1.0), plain, atol=1e-9)
+    core.set_corrections(str(good))
+    assert "payload (1.500 kg on 'tool')" in core.model_status
+    np.testing.assert_allclose(gravity_at(2.0), carried, atol=1e-9)
+    with pytest.raises(CorrectionsError, match="nowhere"):
+        core.set_corrections(str(bad))
+    np.testing.assert_allclose(gravity_at(3.0), carried, atol=1e-9)  # the previous corrections stay
+    core.load(build_live_model(ARM_URDF, settings))  # a new description keeps the corrections
+    np.testing.assert_allclose(gravity_at(4.0), carried, atol=1e-9)
+    core.set_corrections("")
+    np.testing.assert_allclose(gravity_at(5.0), plain, atol=1e-9)
