@@ -4,6 +4,8 @@
                  [--wrench-topic /ft_sensor ...] [--window 0.05] [--order 3]
                  [--velocities recorded|positions] [--out rnea_analysis] [--no-csv]
                  [--identify [--coulomb-width 0.01] [--payload-link LINK]]
+                 [--corrections corrections.yaml] [--effort-delay 0.001]
+                 [--start SECONDS] [--end SECONDS]
 
 RECORDING is a rosbag2 (directory, .db3 or .mcap; read with ``rosbags``, no ROS
 needed) or a CSV (``time,<joint>.position[,<joint>.velocity],<joint>.effort,...``).
@@ -23,6 +25,14 @@ determine it) and writes OUT/corrections.yaml (schema: rnea_ros/dynamics/correct
 With --payload-link, the 10 inertial parameters of a load on that link are fitted with them
 (every joint together); the payload is written when its mass and centre of mass are
 identified (with its inertia only when all of it is identified and physically possible).
+
+--effort-delay pairs each state with the effort recorded that much later: ros2_control (and
+rnea_sim) report with each state the effort commanded in the previous cycle, one control period
+(1/update_rate) late. --start/--end keep only the samples from/until that many seconds after the
+first (leave out a part where brakes held the robot: its efforts are not the robot's dynamics).
+
+--corrections checks a recording against the corrected model (the URDF's, plus a
+corrections.yaml: its payload merged in, its joint terms added), as rnea_node computes it.
 """
 
 from __future__ import annotations
@@ -47,7 +57,7 @@ from rnea_ros.analysis.recording import (
     read_bag_description,
     read_bag_wrenches,
 )
-from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH
+from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH, Corrections, CorrectionsError, JointArrays
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.urdf import ModelError
 
@@ -101,6 +111,25 @@ def recording_size(path: Path, topic: str) -> int | None:
         reader.close()
 
 
+def with_corrections(model: RobotModel, path: Path | None, identify: bool) -> tuple[RobotModel, JointArrays | None]:
+    """The model with a corrections file's payload merged in, and its joint terms (None: no file)."""
+    if path is None:
+        return model, None
+    if identify:
+        raise RecordingError("--identify fits the URDF's model alone: leave --corrections out")
+    try:
+        corrections = Corrections.from_dict(yaml.safe_load(path.read_text()))
+    except yaml.YAMLError as error:
+        raise CorrectionsError(f"{path}: {error}") from error
+    corrections.check_joints(model.joint_names, model.link_names)
+    if corrections.payload is not None:
+        try:
+            model = model.with_payload(corrections.payload.link, corrections.payload.inertial)
+        except ValueError as error:
+            raise CorrectionsError(f"{path}: payload: {error}") from error
+    return model, corrections.for_joints(model.joint_names)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="rnea_analyze", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,13 +158,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--coulomb-width", type=float, default=DEFAULT_COULOMB_WIDTH, help="tanh width, rad/s")
     parser.add_argument("--payload-link", default="", help="--identify: also fit a payload carried by this link")
+    parser.add_argument("--effort-delay", type=float, default=0.0, help="s: efforts lag the states by this (default 0)")
+    parser.add_argument("--start", type=float, default=0.0, help="s after the first sample (default 0)")
+    parser.add_argument("--end", type=float, default=float("inf"), help="s after the first sample (default: all)")
+    parser.add_argument("--corrections", type=Path, help="compare with the model plus these corrections")
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if not abs(args.effort_delay) <= 1.0:
+        parser.error("--effort-delay must be within ±1 s")
+    if not args.start < args.end:
+        parser.error("--start must be before --end")
     if len(args.recording) > 1:
         return fleet_main(args)
     args.recording = args.recording[0]
     try:
         model = RobotModel.from_urdf(load_description(args.urdf, args.recording), gravity=args.gravity)
+        model, joint_corrections = with_corrections(model, args.corrections, args.identify)
         if model.floating_base:
             raise RecordingError("floating-base robots are not supported by rnea_analyze (fixed base only)")
         wrenches = read_bag_wrenches(args.recording, args.wrench_topic) if args.wrench_topic else None
@@ -169,11 +207,15 @@ def main(argv: list[str] | None = None) -> int:
                 progress=progress,
                 identification=identification,
                 parquet=parquet,
+                joint_corrections=joint_corrections,
+                effort_delay=args.effort_delay,
+                start=args.start,
+                end=args.end,
             )
         progress.done()
         write_plot(analysis, args.out / "torques.png")
         elapsed = time.perf_counter() - start
-    except (RecordingError, ModelError, OSError, ImportError) as error:
+    except (RecordingError, ModelError, CorrectionsError, OSError, ImportError) as error:
         print(f"rnea_analyze: {error}", file=sys.stderr)
         return 2
     topics = "" if args.recording.suffix.lower() == ".csv" else f" ({len(bag_topics(args.recording))} topics)"
@@ -203,7 +245,7 @@ def fleet_main(args: argparse.Namespace) -> int:
         tasks = [
             RecordingTask(
                 str(path), description, args.topic, args.window, args.order, args.coulomb_width,
-                tuple(args.gravity), args.chunk, args.payload_link,
+                tuple(args.gravity), args.chunk, args.payload_link, args.effort_delay, args.start, args.end,
             )
             for path in args.recording
         ]  # fmt: skip

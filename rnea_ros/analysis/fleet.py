@@ -35,6 +35,9 @@ class RecordingTask:
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
     chunk: int = DEFAULT_CHUNK
     payload_link: str = ""  # also identify a payload on this link
+    effort_delay: float = 0.0  # see pipeline.analyze
+    start: float = 0.0
+    end: float = float("inf")
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,16 @@ def analyze_recording(task: RecordingTask) -> RecordingResult:
     model = RobotModel.from_urdf(task.description, gravity=task.gravity)
     identification = Identification(model.joint_names, task.coulomb_width, task.payload_link)
     chunks = open_recording(Path(task.path), task.topic, task.chunk)
-    analysis = analyze(model, chunks, window=task.window, order=task.order, identification=identification)
+    analysis = analyze(
+        model,
+        chunks,
+        window=task.window,
+        order=task.order,
+        identification=identification,
+        effort_delay=task.effort_delay,
+        start=task.start,
+        end=task.end,
+    )
     return RecordingResult(task.path, analysis.samples, identification)
 
 

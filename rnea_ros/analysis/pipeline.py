@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -16,6 +17,7 @@ import numpy as np
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.analysis.fast_csv import write_rows
 from rnea_ros.analysis.recording import JointChunk, RecordingError
+from rnea_ros.dynamics.corrections import JointArrays
 from rnea_ros.dynamics.model import RobotModel
 
 PLOT_POINTS = 20_000
@@ -192,8 +194,18 @@ def analyze(
     progress=None,
     identification=None,
     parquet=None,
+    joint_corrections: JointArrays | None = None,
+    effort_delay: float = 0.0,
+    start: float = 0.0,
+    end: float = math.inf,
 ) -> Analysis:
-    """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given."""
+    """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given.
+    ``joint_corrections`` (friction, armature, offset; the model's joint order) are added to the
+    model's torques (a corrections payload goes into ``model`` itself: ``RobotModel.with_payload``).
+    ``effort_delay``: the effort in a message was applied that long before its stamp (ros2_control
+    reports the effort of the previous cycle's command: one control period), so the state at t is
+    paired with the effort recorded at t + effort_delay (interpolated). Only the samples from
+    ``start`` to ``end`` seconds after the first one are analysed (e.g. not while brakes hold)."""
     analysis = Analysis(list(model.joint_names), JointFits(model.nv))
     first = next(chunks, None)
     if first is None or len(first.t) == 0:
@@ -203,30 +215,37 @@ def analyze(
     if len(analysis.missing_in_recording) == model.nv:
         raise RecordingError(f"no joint of the model is in the recording (recorded: {first.names[:10]})")
 
+    first_stamp = first.t[0]
+
     def model_chunks() -> Iterator[JointChunk]:
         latest = -np.inf
         for chunk in itertools.chain([first], chunks):
             in_order = chunk.t >= latest  # stamps that go back across a chunk boundary are dropped
             analysis.out_of_order += int((~in_order).sum())
+            keep = in_order & (chunk.t >= first_stamp + start) & (chunk.t <= first_stamp + end)
             if in_order.any():
                 latest = chunk.t[in_order][-1]
-                yield to_model_space(_select(chunk, in_order), model)
+            if keep.any():
+                yield to_model_space(_select(chunk, keep), model)
 
     if csv_file is not None:
         csv_file.write(_csv_header(model.joint_names).encode())
-    for extended, core in with_context(model_chunks(), window / 2):
+    for extended, core in with_context(model_chunks(), window / 2 + abs(effort_delay)):
         qd_estimate, qdd_all = local_polynomial_derivatives(extended.t, extended.q, window, order)
         qdd = qdd_all[core]
         qd = qd_estimate[core]
         if extended.qd is not None and velocities == "recorded":  # recorded where recorded
             qd = np.where(np.isnan(extended.qd[core]), qd, extended.qd[core])
-        t, q, measured = extended.t[core], extended.q[core], extended.effort[core]
+        t, q = extended.t[core], extended.q[core]
+        measured = extended.effort[core] if effort_delay == 0.0 else _delayed(extended, t + effort_delay)
         usable = np.isfinite(qdd).all(axis=1) & np.isfinite(qd).all(axis=1) & np.isfinite(q).all(axis=1)
         analysis.underived += int((~usable).sum())
         tau, gravity = np.full_like(q, np.nan), np.full_like(q, np.nan)
         if usable.any():
             w = held_wrenches(wrenches, t[usable]) if wrenches else None
             tau[usable] = model.inverse_dynamics(q[usable], qd[usable], qdd[usable], w)
+            if joint_corrections is not None:
+                tau[usable] += joint_corrections.torques(qd[usable], qdd[usable])
             gravity[usable] = model.gravity_torques(q[usable])
         analysis.fits.add(measured, tau, qd)
         if identification is not None:
@@ -243,6 +262,14 @@ def analyze(
         if progress is not None:
             progress(analysis.samples)
     return analysis
+
+
+def _delayed(chunk: JointChunk, at: np.ndarray) -> np.ndarray:
+    """The chunk's efforts at the times ``at`` (linear between samples; NaN outside the chunk)."""
+    out = np.full((len(at), chunk.effort.shape[1]), np.nan)
+    for j in range(chunk.effort.shape[1]):
+        out[:, j] = np.interp(at, chunk.t, chunk.effort[:, j], left=np.nan, right=np.nan)
+    return out
 
 
 def _payload_regressor(model: RobotModel, identification, q, qd, qdd, usable) -> np.ndarray | None:

@@ -38,6 +38,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.demo.bag_recorder import BagRecorder
 from rnea_ros.demo.trajectories import MultiSine
 from rnea_ros.node.subscription import DedicatedSubscription
 
@@ -83,6 +84,8 @@ class Run:
     reference_names: list[str]  # the trajectory's joints
     sim_log: str
     node_log: str
+    bag_messages: int = 0  # joint_states written to the bag, when one was recorded
+    t0: float = 0.0  # the header stamp of trajectory time 0 [s]
 
     def positions(self, names: list[str]) -> np.ndarray:
         return self.q[:, [self.joint_names.index(name) for name in names]]
@@ -172,6 +175,7 @@ def run_closed_loop(
     timeout: float = 120.0,
     stop_node_after: float | None = None,
     progress: Callable[[TrajectoryPublisher], None] | None = None,
+    bag: Path | None = None,
 ) -> Run:
     """Runs the simulator until its ``duration`` with rnea_node (none when ``node_parameters`` is
     None; stopped ``stop_node_after`` s of wall time after its effort_commands publisher is seen,
@@ -179,7 +183,8 @@ def run_closed_loop(
     is given, the trajectory publisher (``progress`` is called with it about twice a second).
     With a trajectory, ``duration`` counts trajectory time: the run is stopped once the node has
     computed that far into it (its start waits for the publisher's subscription, which can take
-    seconds to match). Needs rclpy initialised."""
+    seconds to match). With ``bag``, the simulator's joint_states are recorded there as a rosbag2
+    (topic /NAMESPACE/joint_states), as ``ros2 bag record`` would. Needs rclpy initialised."""
     folder.mkdir(parents=True, exist_ok=True)
     period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
     record = folder / f"{namespace}_record.npz"
@@ -190,6 +195,7 @@ def run_closed_loop(
         sim_parameters["duration"] = 0.0  # stopped here, by trajectory time
     node = Node("trajectory_publisher", namespace=namespace)
     publisher = TrajectoryPublisher(node, joints, trajectory, period) if trajectory is not None else None
+    recorder = BagRecorder(node, bag) if bag is not None else None
     sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
     controller = None
     started = time.monotonic()
@@ -200,6 +206,8 @@ def run_closed_loop(
         while sim.poll() is None and time.monotonic() < deadline:
             if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
                 controller = start("rnea_ros.node", namespace, node_parameters, folder, env)
+            if recorder is not None and not recorder.subscriptions and node.count_publishers("joint_states"):
+                recorder.record("joint_states", JointState)
             if publisher is not None and publisher.outputs is None and node.count_publishers("feedforward_efforts"):
                 publisher.follow_outputs()
             if publisher is not None and publisher.t0 is None:
@@ -222,6 +230,7 @@ def run_closed_loop(
     finally:
         if publisher is not None:
             publisher.close()
+        bag_messages = recorder.close() if recorder is not None else 0
         node.destroy_node()
         stop(sim)
         if controller is not None:
@@ -236,4 +245,16 @@ def run_closed_loop(
     t = stamps - t0
     q_ref = np.array([trajectory.at(x)[0] for x in t]) if trajectory is not None else None
     names = [str(name) for name in data["joint_names"]]
-    return Run(names, t, data["position"], data["velocity"], data["effort"], q_ref, list(joints), sim_log, node_log)
+    return Run(
+        names,
+        t,
+        data["position"],
+        data["velocity"],
+        data["effort"],
+        q_ref,
+        list(joints),
+        sim_log,
+        node_log,
+        bag_messages,
+        float(t0),
+    )

@@ -25,14 +25,17 @@ WAKE_PERIOD_NS = 100_000_000  # how often the thread checks for shutdown when no
 
 
 class DedicatedSubscription:
-    def __init__(self, node: Node, msg_type, topic: str, callback: Callable, qos: QoSProfile | int) -> None:
+    def __init__(
+        self, node: Node, msg_type, topic: str, callback: Callable, qos: QoSProfile | int, raw: bool = False
+    ) -> None:
+        """``raw``: the callback gets the serialized message (CDR bytes) instead of the message."""
         self._node = node
         self._callback = callback
         # No QoS event handlers: they would stay with the executor, and rmw reports them ready
         # whenever this subscription has data, so the executor would spin without doing work.
         # The node's diagnostics check publisher QoS compatibility instead.
         quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
-        self._subscription = node.create_subscription(msg_type, topic, callback, qos, event_callbacks=quiet)
+        self._subscription = node.create_subscription(msg_type, topic, callback, qos, event_callbacks=quiet, raw=raw)
         node._subscriptions.remove(self._subscription)  # served by this thread, not the executor
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"{topic} subscription", daemon=True)
