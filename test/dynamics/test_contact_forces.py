@@ -1,0 +1,134 @@
+"""The QP contact distribution on hand-made cases whose answers are known without the code: a
+box on four points (flat and on slopes) and on two soles. The minimum-norm distribution is
+reported beside it on the same cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rnea_ros import RobotModel
+from rnea_ros.dynamics.contact_forces import Contact, ContactForceQP
+from rnea_ros.dynamics.contacts import ContactLinks
+from rnea_ros.dynamics.rotations import matrix_quaternion
+from rnea_ros.testing.random_urdf import joint_xml, robot_xml
+
+MASS, G = 10.0, 9.81
+CORNERS = {"c1": (0.2, 0.1), "c2": (0.2, -0.1), "c3": (-0.2, 0.1), "c4": (-0.2, -0.1)}
+
+
+def box(feet: dict[str, tuple[float, float]], height: float = 0.05) -> RobotModel:
+    """A 10 kg box whose centre of mass is ``height`` above its feet (fixed links at z = 0)."""
+    body = (
+        f'<link name="box"><inertial><origin xyz="0 0 {height}"/><mass value="{MASS}"/>'
+        '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+    )
+    for name, (x, y) in feet.items():
+        body += f'<link name="{name}"/>' + joint_xml(
+            f"{name}_joint", "box", name, "fixed", f'<origin xyz="{x} {y} 0"/>'
+        )
+    return RobotModel.from_urdf(robot_xml(body), floating_base=True)
+
+
+def tilted(angle: float) -> np.ndarray:
+    """Rotation about the world y axis: the box standing on a slope that rises along −x."""
+    c, s = math.cos(angle), math.sin(angle)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def standing(model: RobotModel, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q, base residual) of the box at rest with its base rotated by R."""
+    q = model.neutral_configuration()
+    q[3:7] = matrix_quaternion(R)
+    zero = np.zeros(model.nv)
+    return q, model.inverse_dynamics(q, zero, zero)[:6]
+
+
+def solve(model: RobotModel, R: np.ndarray, mu: float, contacts=None, min_normal: float = 0.0):
+    contacts = contacts or [Contact(link, normal=tuple(R[:, 2])) for link in CORNERS]
+    q, residual = standing(model, R)
+    JT = model.wrench_jacobian_transpose(q, [c.link for c in contacts])
+    qp = ContactForceQP(contacts, model.gravity, mu, min_normal)
+    return qp.distribute(JT[:6], residual, [R] * len(contacts)), JT, residual
+
+
+def cone_ratio(force_world: np.ndarray, normal: np.ndarray) -> float:
+    """|tangential| / normal of a force: inside a cone of friction μ when ≤ μ."""
+    fn = force_world @ normal
+    return float(np.linalg.norm(force_world - fn * normal) / fn) if fn > 0 else math.inf
+
+
+def test_a_box_on_four_points_on_flat_ground_gets_equal_vertical_forces():
+    model = box(CORNERS)
+    out, JT, residual = solve(model, np.eye(3), mu=0.8)
+    np.testing.assert_allclose(out.forces_world, [[0.0, 0.0, MASS * G / 4]] * 4, atol=1e-6)
+    np.testing.assert_allclose(out.residual, 0.0, atol=1e-6)
+    # the torques with these wrenches hold the base: its rows vanish
+    np.testing.assert_allclose(residual - JT[:6] @ out.wrenches, 0.0, atol=1e-6)
+
+
+def test_on_a_30_degree_slope_every_force_is_inside_its_cone_and_point_feet_get_no_torque():
+    model = box(CORNERS)
+    R = tilted(math.radians(30))
+    out, JT, residual = solve(model, R, mu=0.8)
+    normal = R[:, 2]
+    ratios = [cone_ratio(f, normal) for f in out.forces_world]
+    np.testing.assert_allclose(out.residual, 0.0, atol=1e-6)
+    np.testing.assert_allclose(out.forces_world.sum(axis=0), [0.0, 0.0, MASS * G], atol=1e-6)
+    assert max(ratios) <= 0.8 + 1e-9
+    assert np.all(out.wrenches.reshape(4, 6)[:, 3:] == 0.0)  # forces only, at the points
+    # the minimum-norm distribution on the same case: moments at point feet, and where it stands
+    minimum_norm = ContactLinks.distribute(JT, residual).reshape(4, 6)
+    forces = minimum_norm[:, :3] @ R.T  # link frame → world
+    moments = np.linalg.norm(minimum_norm[:, 3:], axis=1)
+    print(
+        f"QP: tangential/normal {np.round(ratios, 3)}; minimum-norm: "
+        f"{np.round([cone_ratio(f, normal) for f in forces], 3)}, moments at point feet {np.round(moments, 3)} N·m"
+    )
+    assert moments.max() > 0.01  # what the QP removes: a point foot cannot give a torque
+
+
+def test_an_infeasible_slope_reports_the_residual_and_stays_on_the_cone():
+    """45° with μ = 0.5: friction can hold at most ~0.46 of the normal force, tan 45° = 1 is needed."""
+    model = box(CORNERS)
+    R = tilted(math.radians(45))
+    out, _, residual = solve(model, R, mu=0.5)
+    normal = R[:, 2]
+    assert np.linalg.norm(out.residual[:3]) > 0.3 * MASS * G  # the base's force rows: what slides it
+    assert all(cone_ratio(f, normal) <= 0.5 + 1e-9 for f in out.forces_world)
+    # friction is used to its limit (the pyramid's face, μ cos 22.5°) and what is left is mostly
+    # the slope-wise force it cannot provide
+    inner = 0.5 * math.cos(math.pi / 8)
+    for f in out.forces_world:
+        assert cone_ratio(f, normal) == pytest.approx(inner, rel=1e-6)
+    left = out.residual[:3]  # in the base frame, whose x axis runs along the slope
+    assert abs(left[0]) > 2 * abs(left[2]) and abs(left[1]) < 1e-6
+
+
+def test_min_normal_force_is_respected():
+    model = box(CORNERS)
+    out, _, _ = solve(model, np.eye(3), mu=0.8, min_normal=30.0)  # 4 × 30 N > 98.1 N: cannot balance
+    assert np.all(out.forces_world[:, 2] >= 30.0 - 1e-9)
+    assert np.linalg.norm(out.residual) > 10.0
+
+
+def test_two_soles_keep_the_centre_of_pressure_inside_and_bound_the_yaw_moment():
+    """A box on two 0.2 × 0.1 m soles, its centre of mass 0.08 m ahead of the soles' centres: the
+    weight must be carried forward in each sole (CoP at x = 0.08), never beyond its toe (0.1)."""
+    soles = {"left": (-0.08, 0.1), "right": (-0.08, -0.1)}
+    model = box(soles)
+    contacts = [Contact(name, half_size=(0.1, 0.05)) for name in soles]
+    out, JT, residual = solve(model, np.eye(3), 0.7, contacts)
+    np.testing.assert_allclose(out.residual, 0.0, atol=1e-6)
+    for wrench in out.wrenches.reshape(2, 6):
+        f, m = wrench[:3], wrench[3:]
+        cop = np.array([-m[1], m[0]]) / f[2]
+        assert cop[0] == pytest.approx(0.08, abs=1e-6) and abs(cop[1]) <= 0.05 + 1e-9
+    # centre of mass beyond the toes (0.12 m ahead): no admissible wrench holds it; CoP at the toe
+    model = box({"left": (-0.12, 0.1), "right": (-0.12, -0.1)})
+    out, _, _ = solve(model, np.eye(3), 0.7, [Contact(name, half_size=(0.1, 0.05)) for name in ("left", "right")])
+    assert np.linalg.norm(out.residual) > 1.0
+    for wrench in out.wrenches.reshape(2, 6):
+        assert -wrench[4] / wrench[2] <= 0.1 + 1e-9
