@@ -29,6 +29,7 @@ setup(
         "matplotlib>=3.8",
         "rosbags>=0.10",
         "xacro",
+        "quadprog",  # rnea_node contact_distribution qp
     ],
     # rnea_sim (and so the closed-loop demo) needs MuJoCo; the core and the node never import it.
     extras_require={

@@ -323,7 +323,8 @@ class RobotModel:
         self._work[kernel.WORLD, kernel.A + 3 : kernel.A + 6] = -gravity  # a_0 = -g
         self._no_f_ext = np.zeros((1, nb, 6))
         self._zero_v = np.zeros(self.nv)
-        self._unit_wrench_cache: dict[str, list[np.ndarray]] = {}
+        self._unit_wrench_cache: dict = {}  # link → its 6 unit f_ext; tuple of links → all of them stacked
+        self._work_no_gravity = np.zeros_like(self._work)
         q0, tau0 = self.neutral_configuration(), np.empty(self.nv)
         self._rnea_1 = _compiled(
             kernel.inverse_dynamics, self._joints, self._bodies, q0, tau0, tau0, self._no_f_ext[0], self._work, tau0
@@ -383,15 +384,19 @@ class RobotModel:
         Column 6k + i is what a unit wrench component i ([fx, fy, fz, tx, ty, tz], in the
         frame of links[k], about its origin) does to the generalized forces, so that
         ``inverse_dynamics(q, qd, qdd, {link: w})`` = ``inverse_dynamics(q, qd, qdd)`` − Jᵀ w.
-        Computed with the kernel itself: Jᵀ e = g(q) − ID(q, 0, 0, e).
+        Computed with the kernel itself, in one call: Jᵀ e = −ID(q, 0, 0, e) without gravity.
         """
         q = _c_float_array(q)
-        g = self.gravity_torques(q)
-        JT = np.empty((self.nv, 6 * len(links)))
-        for k, link in enumerate(links):
-            for i, f_ext in enumerate(self._unit_wrenches(link)):
-                JT[:, 6 * k + i] = g - self._run(q, self._zero_v, self._zero_v, f_ext)
-        return JT
+        key = tuple(links)
+        F_ext = self._unit_wrench_cache.get(key)
+        if F_ext is None:
+            F_ext = np.ascontiguousarray(np.concatenate([np.concatenate(self._unit_wrenches(link)) for link in links]))
+            self._unit_wrench_cache[key] = F_ext
+        responses = np.empty((len(F_ext), self.nv))
+        status = kernel.unit_wrench_responses(self._joints, self._bodies, q, F_ext, self._work_no_gravity, responses)
+        if status != kernel.OK:
+            raise self._input_error(status, q, self._zero_v, self._zero_v)
+        return -responses.T
 
     def with_payload(self, link: str, inertial: payloads.Inertial) -> RobotModel:
         """This model with a rigid load fixed to ``link`` (merged into its body's inertia)."""

@@ -239,3 +239,14 @@ def gravity(joints, bodies, q, work, tau) -> int:
     """g(q) = ID(q, 0, 0, 0): the same kernel, whose velocity terms vanish."""
     zero = np.zeros(tau.shape[0])
     return inverse_dynamics(joints, bodies, q, zero, zero, np.zeros((joints.shape[0], 6)), work, tau)
+
+
+@njit(cache=True)
+def unit_wrench_responses(joints, bodies, q, F_ext, work, TAU) -> int:
+    """TAU[n] = ID(q, 0, 0, F_ext[n]) for each n, in one call (``work`` without gravity gives −Jᵀ e)."""
+    zero = np.zeros(TAU.shape[1])
+    for n in range(F_ext.shape[0]):
+        status = inverse_dynamics(joints, bodies, q, zero, zero, F_ext[n], work, TAU[n])
+        if status != OK:
+            return status
+    return OK

@@ -69,6 +69,9 @@ def build_live_model(description: str, settings: Settings) -> LiveModel:
     return live
 
 
+CONTACT_RESIDUAL_WARN = 0.01  # N and N·m: a base residual the contacts leave above this is reported
+
+
 class RneaCore:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -298,6 +301,12 @@ class RneaCore:
             values["base acceleration"] = "zero (no fresh desired_base_acceleration)"
         if self.residual_norm is not None:
             values["base wrench residual norm"] = f"{self.residual_norm:.3f}"
+            if self.residual_norm > CONTACT_RESIDUAL_WARN and live.contacts is not None:
+                level = diagnostics.WARN
+                notes.append(
+                    f"the contact forces cannot produce this motion: base wrench residual {self.residual_norm:.3g} "
+                    "left on base_wrench_residual (tipping, an impossible base acceleration, or too little friction?)"
+                )
         if live.contacts is not None:
             values["contact links"] = ", ".join(live.contacts.links)
         return level

@@ -69,6 +69,32 @@ PARAMETERS: dict[str, tuple[object, str, bool, FloatingPointRange | None]] = {
     "floating_base": (False, "Free-flyer base on the root link (automatic with a floating root joint).", True, None),
     "base_timeout": (0.1, "Odometry or IMU older than this is not used [s].", False, TIMEOUT_RANGE),
     "contact_links": ([""], "Links in contact whose wrench is not measured (floating base).", True, None),
+    "contact_distribution": (
+        "minimum_norm",
+        "How the base residual is spread onto contact_links: minimum_norm (any wrench) or qp (forces the "
+        "ground can provide: friction pyramid, min_normal_force, centre of pressure inside the sole).",
+        False,
+        None,
+    ),
+    "friction_coefficient": (
+        0.7,
+        "qp: friction coefficient μ of every contact.",
+        False,
+        FloatingPointRange(from_value=0.01, to_value=10.0),
+    ),
+    "min_normal_force": (
+        0.0,
+        "qp: least normal force of every contact [N].",
+        False,
+        FloatingPointRange(from_value=0.0, to_value=1e5),
+    ),
+    "sole_size": (
+        [0.0, 0.0],
+        "qp: sole [length, width] of every contact link, centred on its origin in its x-y plane [m]; "
+        "zeros: point contacts (forces only).",
+        False,
+        None,
+    ),
     "kp": (
         [0.0],
         "Position gains of effort_commands [N·m/rad or N/m], one per command joint or one for all; "
@@ -113,9 +139,9 @@ def settings_from(values: dict[str, object], base: Settings | None = None) -> Se
             converted[name] = tuple(float(g) for g in value)
         elif name in ("use_desired_state", "floating_base", "strict_inertia"):
             converted[name] = bool(value)
-        elif name in ("robot_description", "command_source", "corrections_file"):
+        elif name in ("robot_description", "command_source", "corrections_file", "contact_distribution"):
             converted[name] = str(value)
-        elif name in ("kp", "kd"):
+        elif name in ("kp", "kd", "sole_size"):
             converted[name] = tuple(float(k) for k in value)
         else:
             converted[name] = float(value)

@@ -14,6 +14,7 @@ MAX_TOPICS = 32  # wrench topics: each is a subscription; a thousand would be a 
 # What feeds effort_commands besides the feedback: full inverse dynamics, gravity compensation
 # only (hand-guiding), or nothing (feedback only, for comparisons).
 COMMAND_SOURCES = ("inverse_dynamics", "gravity", "none")
+CONTACT_DISTRIBUTIONS = ("minimum_norm", "qp")
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,10 @@ class Settings:
     floating_base: bool = False
     base_timeout: float = 0.1
     contact_links: tuple[str, ...] = ()
+    contact_distribution: str = "minimum_norm"  # or "qp": forces the ground can provide
+    friction_coefficient: float = 0.7
+    min_normal_force: float = 0.0  # N
+    sole_size: tuple[float, ...] = (0.0, 0.0)  # length (link x), width (link y) [m]; zeros: point contacts
     kp: tuple[float, ...] = ()  # per command joint, or one for all; empty: no feedback
     kd: tuple[float, ...] = ()
     command_source: str = "inverse_dynamics"
@@ -50,6 +55,12 @@ class Settings:
             gains = getattr(self, name)
             if not all(math.isfinite(k) and k >= 0.0 for k in gains):
                 raise ValueError(f"{name} must be finite and ≥ 0, got {list(gains)}")
+        if self.contact_distribution not in CONTACT_DISTRIBUTIONS:
+            raise ValueError(
+                f"contact_distribution must be one of {list(CONTACT_DISTRIBUTIONS)}, got '{self.contact_distribution}'"
+            )
+        if len(self.sole_size) != 2 or not all(math.isfinite(x) and x >= 0.0 for x in self.sole_size):
+            raise ValueError(f"sole_size must be [length, width] ≥ 0, got {list(self.sole_size)}")
         if self.command_source not in COMMAND_SOURCES:
             raise ValueError(f"command_source must be one of {list(COMMAND_SOURCES)}, got '{self.command_source}'")
         if len(self.wrench_topics) > MAX_TOPICS:

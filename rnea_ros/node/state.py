@@ -20,6 +20,7 @@ from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.corrections import JointArrays, Payload
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.node.contact_forces import Contact, ContactForceQP
 from rnea_ros.node.settings import Settings
 
 MAX_CACHED_NAME_LISTS = 64
@@ -175,6 +176,7 @@ class LiveModel:
         self.corrections: JointArrays | None = None  # friction, armature, offset of this model's joints
         self.payload: Payload | None = None  # merged into ``model`` (not into ``urdf_model``)
         self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
+        self._contact_qp: tuple[tuple, ContactForceQP] | None = None
         self._prove_it_computes()
 
     @property
@@ -191,6 +193,17 @@ class LiveModel:
         self.model.inverse_dynamics(q0, zero, zero)
         if self.contacts is not None:
             self.contacts.jacobian_transpose(q0)
+
+    def contact_qp(self, settings: Settings) -> ContactForceQP:
+        """The QP contact distribution for these settings (built once per set of values)."""
+        key = (settings.friction_coefficient, settings.min_normal_force, settings.sole_size)
+        cached = self._contact_qp
+        if cached is None or cached[0] != key:
+            half = None if not all(settings.sole_size) else (settings.sole_size[0] / 2, settings.sole_size[1] / 2)
+            contacts = [Contact(link, half) for link in self.contacts.links]
+            qp = ContactForceQP(contacts, self.model.gravity, settings.friction_coefficient, settings.min_normal_force)
+            cached = self._contact_qp = (key, qp)
+        return cached[1]
 
     def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
         """kp and kd in model order (given in command_joints order, or one value for all);

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
+from rnea_ros.dynamics.rotations import quaternion_matrix
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import Inputs, LiveModel
 
@@ -111,9 +112,15 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     contact_wrenches = None
     if live.contacts is not None:
         JT = live.contacts.jacobian_transpose(q)
-        f = live.contacts.distribute(JT, tau[:BASE_DOFS])
+        if settings.contact_distribution == "qp":
+            qp, R_world_base = live.contact_qp(settings), quaternion_matrix(base.q[3:7])
+            f = qp.distribute_at(JT[:BASE_DOFS], tau[:BASE_DOFS], R_world_base).wrenches
+            f_gravity = qp.distribute_at(JT[:BASE_DOFS], gravity[:BASE_DOFS], R_world_base).wrenches
+        else:
+            f = live.contacts.distribute(JT, tau[:BASE_DOFS])
+            f_gravity = live.contacts.distribute(JT, gravity[:BASE_DOFS])
         tau = tau - JT @ f
-        gravity = gravity - JT @ live.contacts.distribute(JT, gravity[:BASE_DOFS])
+        gravity = gravity - JT @ f_gravity
         contact_wrenches = live.contacts.wrenches(f)
     joints = tau[BASE_DOFS:]
     if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(gravity))):

@@ -1,4 +1,5 @@
-"""Contact forces the ground can provide: the base residual distributed by a small QP (no ROS).
+"""Contact forces the ground can provide: the base residual distributed by a small QP (no ROS;
+in the node room because quadprog is not a dependency of the dynamics core).
 
 Unknowns x, in the world frame, per contact: a point contact has a force at the link's origin
 (3); a plane contact (a sole centred on the link's origin, in the link's x-y plane) has a force
@@ -67,11 +68,12 @@ class ContactForceQP:
         self.normals = [_unit(c.normal) if c.normal is not None else up for c in self.contacts]
         self.offsets = np.cumsum([0] + [c.size for c in self.contacts])
         self.n = int(self.offsets[-1])
+        self._cone_rows, self._cone_bounds = self._cone_inequalities()
 
     def distribute(self, JT_base: np.ndarray, residual: np.ndarray, R_world_links: list[np.ndarray]) -> Distribution:
         """Contact wrenches for the base residual ``residual``; ``JT_base`` the base rows (6, 6·contacts)
         of the link-frame contact Jacobian, ``R_world_links`` each contact link's rotation."""
-        import quadprog
+        import quadprog  # only for contact_distribution qp: not a dependency of the core
 
         to_link = self._to_link_frame(R_world_links)  # (6·contacts, n): x → link-frame wrenches
         A = JT_base @ to_link
@@ -81,6 +83,12 @@ class ContactForceQP:
         x = quadprog.solve_qp(H, A.T @ residual, C.T, b, 0)[0]
         forces = np.array([x[o : o + 3] for o in self.offsets[:-1]])
         return Distribution(to_link @ x, residual - A @ x, forces)
+
+    def distribute_at(self, JT_base: np.ndarray, residual: np.ndarray, R_world_base: np.ndarray) -> Distribution:
+        """``distribute`` with the links' rotations read from the Jacobian itself: the base's force
+        rows of a link-frame unit force are that force in the base frame, R_base_link's column."""
+        rotations = [R_world_base @ JT_base[0:3, 6 * k : 6 * k + 3] for k in range(len(self.contacts))]
+        return self.distribute(JT_base, residual, rotations)
 
     def _to_link_frame(self, R_world_links: list[np.ndarray]) -> np.ndarray:
         T = np.zeros((6 * len(self.contacts), self.n))
@@ -92,37 +100,41 @@ class ContactForceQP:
         return T
 
     def _inequalities(self, R_world_links: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of C x ≥ b."""
+        """Rows of C x ≥ b: the unilateral and friction rows (constant, built once) and the soles'."""
+        rows, bounds = [self._cone_rows], [self._cone_bounds]
+        for k, contact in enumerate(self.contacts):
+            if contact.half_size is None:
+                continue
+            o, n, R = self.offsets[k], self.normals[k], R_world_links[k]
+            half_length, half_width = contact.half_size
+            yaw = self.mu * min(half_length, half_width)
+            # link-frame moment component i = R[:, i]·m (world): |m_x| ≤ half_width n·f, |m_y| ≤ half_length n·f
+            for axis, limit in ((R[:, 0], half_width), (R[:, 1], half_length), (R[:, 2], yaw)):
+                rows.append(np.array([self._row(o, limit * n, -axis), self._row(o, limit * n, axis)]))
+                bounds.append(np.zeros(2))
+        return np.concatenate(rows), np.concatenate(bounds)
+
+    def _cone_inequalities(self) -> tuple[np.ndarray, np.ndarray]:
+        """n·f ≥ min_normal_force and d·f ≤ μ cos(π/FACETS) n·f for each facet direction d."""
         rows, bounds = [], []
         cone = self.mu * math.cos(math.pi / FACETS)
-        for k, (contact, n) in enumerate(zip(self.contacts, self.normals, strict=True)):
-            o = self.offsets[k]
+        for o, n in zip(self.offsets[:-1], self.normals, strict=True):
             t1, t2 = _tangents(n)
-
-            def row(force=np.zeros(3), moment=np.zeros(3), o=o):
-                r = np.zeros(self.n)
-                r[o : o + 3] = force
-                if np.any(moment):
-                    r[o + 3 : o + 6] = moment
-                return r
-
-            rows.append(row(n))
+            rows.append(self._row(o, n))
             bounds.append(self.min_normal_force)
             for i in range(FACETS):
                 angle = 2 * math.pi * i / FACETS
-                d = math.cos(angle) * t1 + math.sin(angle) * t2
-                rows.append(row(cone * n - d))  # d·f ≤ μ' n·f
+                rows.append(self._row(o, cone * n - (math.cos(angle) * t1 + math.sin(angle) * t2)))
                 bounds.append(0.0)
-            if contact.half_size is not None:
-                half_length, half_width = contact.half_size
-                R = R_world_links[k]
-                mx, my, mz = R[:, 0], R[:, 1], R[:, 2]  # link-frame moment component = axisᵀ m (world)
-                yaw = self.mu * min(half_length, half_width)
-                for axis, limit in ((mx, half_width), (my, half_length), (mz, yaw)):
-                    rows.append(row(limit * n, -axis))  # axis·m ≤ limit n·f
-                    rows.append(row(limit * n, axis))  # −axis·m ≤ limit n·f
-                    bounds += [0.0, 0.0]
         return np.array(rows), np.array(bounds)
+
+    def _row(self, offset: int, force: np.ndarray, moment: np.ndarray | None = None) -> np.ndarray:
+        """One constraint row: ``force``·f (+ ``moment``·m) of the contact whose unknowns start at ``offset``."""
+        row = np.zeros(self.n)
+        row[offset : offset + 3] = force
+        if moment is not None:
+            row[offset + 3 : offset + 6] = moment
+        return row
 
 
 def _unit(v) -> np.ndarray:

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.dynamics.contact_forces import Contact, ContactForceQP
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.rotations import matrix_quaternion
+from rnea_ros.node.contact_forces import Contact, ContactForceQP
 from rnea_ros.testing.random_urdf import joint_xml, robot_xml
 
 MASS, G = 10.0, 9.81
@@ -94,7 +94,7 @@ def test_an_infeasible_slope_reports_the_residual_and_stays_on_the_cone():
     """45° with μ = 0.5: friction can hold at most ~0.46 of the normal force, tan 45° = 1 is needed."""
     model = box(CORNERS)
     R = tilted(math.radians(45))
-    out, _, residual = solve(model, R, mu=0.5)
+    out, _, _ = solve(model, R, mu=0.5)
     normal = R[:, 2]
     assert np.linalg.norm(out.residual[:3]) > 0.3 * MASS * G  # the base's force rows: what slides it
     assert all(cone_ratio(f, normal) <= 0.5 + 1e-9 for f in out.forces_world)
@@ -120,7 +120,7 @@ def test_two_soles_keep_the_centre_of_pressure_inside_and_bound_the_yaw_moment()
     soles = {"left": (-0.08, 0.1), "right": (-0.08, -0.1)}
     model = box(soles)
     contacts = [Contact(name, half_size=(0.1, 0.05)) for name in soles]
-    out, JT, residual = solve(model, np.eye(3), 0.7, contacts)
+    out, _, _ = solve(model, np.eye(3), 0.7, contacts)
     np.testing.assert_allclose(out.residual, 0.0, atol=1e-6)
     for wrench in out.wrenches.reshape(2, 6):
         f, m = wrench[:3], wrench[3:]

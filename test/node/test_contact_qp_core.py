@@ -1,0 +1,72 @@
+"""rnea_node's contact distribution without ROS: Solo12 standing on its four feet, through the
+node's core as the node calls it (odometry, base acceleration, joint_states), with
+contact_distribution qp against minimum_norm."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rnea_ros import RobotModel
+from rnea_ros.dynamics.rotations import quaternion_matrix
+from rnea_ros.node import diagnostics
+from rnea_ros.node.core import RneaCore, build_live_model
+from rnea_ros.node.settings import Settings
+from rnea_ros.testing.reference import robot_urdf
+
+SOLO = robot_urdf("solo_description/robots/solo12.urdf")
+FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+STANCE = np.tile([0.0, 0.8, -1.6], 4)
+MU = 0.6
+
+
+def standing(distribution: str, base_acceleration=None):
+    settings = Settings(
+        floating_base=True,
+        contact_links=FEET,
+        contact_distribution=distribution,
+        friction_coefficient=MU,
+        future_stamp_tolerance=1e12,
+    )
+    core = RneaCore(settings)
+    core.load(build_live_model(SOLO, settings))
+    names = core.live.model.joint_names
+    core.odometry(np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0]), np.zeros(6), core.live.model.base_link)
+    if base_acceleration is not None:
+        core.base_acceleration("", np.asarray(base_acceleration, dtype=float))
+    outputs = core.joint_states(names, STANCE, np.zeros(12), True, 1.0, lambda: 0.0)
+    return core, outputs
+
+
+def test_qp_gives_point_feet_forces_only_inside_their_cones_and_holds_the_base():
+    core, out = standing("qp")
+    assert np.linalg.norm(out.base_residual) < 1e-6
+    total = np.zeros(3)
+    for link, wrench in out.contact_wrenches.items():
+        assert np.all(wrench[3:] == 0.0), link  # a point foot gives no torque
+        q = np.r_[np.zeros(6), 1.0, STANCE]
+        R = quaternion_matrix(q[3:7]) @ core.live.model.link_rotation_in_base(link, q, np.zeros(18))[0]
+        f = R @ wrench[:3]
+        assert f[2] > 0 and math.hypot(f[0], f[1]) <= MU * f[2] + 1e-9, link
+        total += f
+    model = RobotModel.from_urdf(SOLO, floating_base=True)
+    holding = model.gravity_torques(np.r_[0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0, STANCE])[:3]  # m g, upwards
+    np.testing.assert_allclose(total, holding, atol=1e-6)
+    assert core.report().level == diagnostics.OK
+
+
+def test_minimum_norm_asks_point_feet_for_torques_the_qp_does_not():
+    _, out = standing("minimum_norm")
+    moments = max(np.linalg.norm(w[3:]) for w in out.contact_wrenches.values())
+    assert moments > 1e-3
+    print(f"minimum norm: largest moment asked of a point foot {moments:.3f} N·m; qp: 0")
+
+
+def test_an_impossible_base_acceleration_leaves_a_residual_and_a_warning():
+    """3 g sideways with μ = 0.6: the feet cannot push the base that hard."""
+    core, out = standing("qp", base_acceleration=[30.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    assert np.linalg.norm(out.base_residual) > 10.0
+    report = core.report()
+    assert report.level == diagnostics.WARN and "cannot produce this motion" in report.message
+    assert float(report.values["base wrench residual norm"]) > 10.0
