@@ -27,7 +27,7 @@ FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
 
 
 def problems(model: RobotModel, count: int, rng: np.random.Generator):
-    """(H, g, C, b, to-link map) of the QP at ``count`` standing states with small base motions."""
+    """(H, g, C, b, Jᵀ, residual) of the QP at ``count`` standing states with small base motions."""
     qp = ContactForceQP([Contact(foot) for foot in FEET], model.gravity, 0.8, 1.0)
     out = []
     for _ in range(count):
@@ -41,11 +41,8 @@ def problems(model: RobotModel, count: int, rng: np.random.Generator):
         JT = model.wrench_jacobian_transpose(q, FEET)
         R_base = quaternion_matrix(q[3:7])
         rotations = [R_base @ model.link_rotation_in_base(foot, q, qd)[0] for foot in FEET]
-        to_link = qp._to_link_frame(rotations)
-        A = JT[:6] @ to_link
-        H = A.T @ A + 1e-9 * np.max(np.diag(A.T @ A)) * np.eye(qp.n)
-        C, b = qp._inequalities(rotations)
-        out.append((H, A.T @ residual, C, b, JT, residual))
+        problem = qp.problem(JT[:6], rotations)
+        out.append((problem.H, problem.A.T @ residual, problem.C, problem.b, JT, residual))
     return out
 
 

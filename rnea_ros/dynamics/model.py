@@ -442,9 +442,7 @@ class RobotModel:
         from (the floating base, or the world for a fixed base) and its angular velocity relative
         to it, in that frame, at the state (q, qd) (free-flyer entries unused). Forward kinematics
         with the kernel's own rotation formulas."""
-        frame = self.tree.link_frames.get(link)
-        if frame is None:
-            raise ValueError(f"unknown link '{link}' (links: {self.link_names})")
+        frame = self._link_frame(link)
         joints, bodies = self._joints, self._bodies
         chain, i = [], frame.body
         while i >= 0 and joints[i, kernel.JTYPE] != kernel.FREE_FLYER:

@@ -51,6 +51,26 @@ class Distribution:
     forces_world: np.ndarray  # (contacts, 3)
 
 
+@dataclass(frozen=True)
+class ContactProblem:
+    """The QP of one state: ½ xᵀ H x − (Aᵀ r)ᵀ x subject to C x ≥ b; one per state, solved for
+    each base residual r of that state (the torques' and the gravity torques')."""
+
+    A: np.ndarray
+    H: np.ndarray
+    C: np.ndarray
+    b: np.ndarray
+    to_link: np.ndarray  # x → link-frame wrenches
+    offsets: np.ndarray  # where each contact's unknowns start in x
+
+    def solve(self, residual: np.ndarray) -> Distribution:
+        import quadprog  # only for contact_distribution qp: not a dependency of the core
+
+        x = quadprog.solve_qp(self.H, self.A.T @ residual, self.C.T, self.b, 0)[0]
+        forces = np.array([x[o : o + 3] for o in self.offsets])
+        return Distribution(self.to_link @ x, residual - self.A @ x, forces)
+
+
 class ContactForceQP:
     def __init__(
         self,
@@ -70,25 +90,25 @@ class ContactForceQP:
         self.n = int(self.offsets[-1])
         self._cone_rows, self._cone_bounds = self._cone_inequalities()
 
-    def distribute(self, JT_base: np.ndarray, residual: np.ndarray, R_world_links: list[np.ndarray]) -> Distribution:
-        """Contact wrenches for the base residual ``residual``; ``JT_base`` the base rows (6, 6·contacts)
-        of the link-frame contact Jacobian, ``R_world_links`` each contact link's rotation."""
-        import quadprog  # only for contact_distribution qp: not a dependency of the core
-
+    def problem(self, JT_base: np.ndarray, R_world_links: list[np.ndarray]) -> ContactProblem:
+        """The QP at one state, for any base residual; ``JT_base`` the base rows (6, 6·contacts) of
+        the link-frame contact Jacobian, ``R_world_links`` each contact link's rotation."""
         to_link = self._to_link_frame(R_world_links)  # (6·contacts, n): x → link-frame wrenches
         A = JT_base @ to_link
         H = A.T @ A
         H += (REGULARISATION * max(float(np.max(np.diag(H))), 1e-12)) * np.eye(self.n)
         C, b = self._inequalities(R_world_links)
-        x = quadprog.solve_qp(H, A.T @ residual, C.T, b, 0)[0]
-        forces = np.array([x[o : o + 3] for o in self.offsets[:-1]])
-        return Distribution(to_link @ x, residual - A @ x, forces)
+        return ContactProblem(A, H, C, b, to_link, self.offsets[:-1])
 
-    def distribute_at(self, JT_base: np.ndarray, residual: np.ndarray, R_world_base: np.ndarray) -> Distribution:
-        """``distribute`` with the links' rotations read from the Jacobian itself: the base's force
+    def problem_at(self, JT_base: np.ndarray, R_world_base: np.ndarray) -> ContactProblem:
+        """``problem`` with the links' rotations read from the Jacobian itself: the base's force
         rows of a link-frame unit force are that force in the base frame, R_base_link's column."""
         rotations = [R_world_base @ JT_base[0:3, 6 * k : 6 * k + 3] for k in range(len(self.contacts))]
-        return self.distribute(JT_base, residual, rotations)
+        return self.problem(JT_base, rotations)
+
+    def distribute(self, JT_base: np.ndarray, residual: np.ndarray, R_world_links: list[np.ndarray]) -> Distribution:
+        """Contact wrenches for the base residual ``residual`` (see ``problem``)."""
+        return self.problem(JT_base, R_world_links).solve(residual)
 
     def _to_link_frame(self, R_world_links: list[np.ndarray]) -> np.ndarray:
         T = np.zeros((6 * len(self.contacts), self.n))

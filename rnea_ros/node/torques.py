@@ -113,9 +113,9 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     if live.contacts is not None:
         JT = live.contacts.jacobian_transpose(q)
         if settings.contact_distribution == "qp":
-            qp, R_world_base = live.contact_qp(settings), quaternion_matrix(base.q[3:7])
-            f = qp.distribute_at(JT[:BASE_DOFS], tau[:BASE_DOFS], R_world_base).wrenches
-            f_gravity = qp.distribute_at(JT[:BASE_DOFS], gravity[:BASE_DOFS], R_world_base).wrenches
+            problem = live.contact_qp(settings).problem_at(JT[:BASE_DOFS], quaternion_matrix(base.q[3:7]))
+            f = problem.solve(tau[:BASE_DOFS]).wrenches
+            f_gravity = problem.solve(gravity[:BASE_DOFS]).wrenches
         else:
             f = live.contacts.distribute(JT, tau[:BASE_DOFS])
             f_gravity = live.contacts.distribute(JT, gravity[:BASE_DOFS])
