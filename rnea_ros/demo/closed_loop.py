@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +86,11 @@ class Run:
     node_log: str
     bag_messages: int = 0  # joint_states written to the bag, when one was recorded
     t0: float = 0.0  # the header stamp of trajectory time 0 [s]
+    # floating base: the simulator's contact links, their origins in the world (N, links, 3) and the
+    # ground's wrench on each, in the link frame about its origin (N, links, 6)
+    contact_links: list[str] = field(default_factory=list)
+    contact_position: np.ndarray | None = None
+    contact_wrench: np.ndarray | None = None
 
     def positions(self, names: list[str]) -> np.ndarray:
         return self.q[:, [self.joint_names.index(name) for name in names]]
@@ -257,4 +262,7 @@ def run_closed_loop(
         node_log,
         bag_messages,
         float(t0),
+        [str(link) for link in data["contact_links"]] if "contact_links" in data else [],
+        data["contact_position"] if "contact_position" in data else None,
+        data["contact_wrench"] if "contact_wrench" in data else None,
     )

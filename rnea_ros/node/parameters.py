@@ -90,8 +90,15 @@ PARAMETERS: dict[str, tuple[object, str, bool, FloatingPointRange | None]] = {
     ),
     "sole_size": (
         [0.0, 0.0],
-        "qp: sole [length, width] of every contact link, centred on its origin in its x-y plane [m]; "
-        "zeros: point contacts (forces only).",
+        "qp: sole [length, width] of every contact link, or one pair per link in contact_links order; a sole is "
+        "centred on the link's origin in its x-y plane [m]; zeros: a point contact (forces only).",
+        False,
+        None,
+    ),
+    "contact_normals": (
+        [0.0, 0.0, 0.0],
+        "qp: the ground's normal [x, y, z] in the world frame at every contact link, or one triple per link "
+        "in contact_links order (a slope, a wall); zeros: against gravity.",
         False,
         None,
     ),
@@ -141,7 +148,7 @@ def settings_from(values: dict[str, object], base: Settings | None = None) -> Se
             converted[name] = bool(value)
         elif name in ("robot_description", "command_source", "corrections_file", "contact_distribution"):
             converted[name] = str(value)
-        elif name in ("kp", "kd", "sole_size"):
+        elif name in ("kp", "kd", "sole_size", "contact_normals"):
             converted[name] = tuple(float(k) for k in value)
         else:
             converted[name] = float(value)

@@ -36,7 +36,11 @@ class Settings:
     contact_distribution: str = "minimum_norm"  # or "qp": forces the ground can provide
     friction_coefficient: float = 0.7
     min_normal_force: float = 0.0  # N
-    sole_size: tuple[float, ...] = (0.0, 0.0)  # length (link x), width (link y) [m]; zeros: point contacts
+    sole_size: tuple[float, ...] = (
+        0.0,
+        0.0,
+    )  # [length (link x), width (link y)] for all or per link [m]; zeros: a point
+    contact_normals: tuple[float, ...] = (0.0, 0.0, 0.0)  # world frame, for all or per link; zeros: against gravity
     kp: tuple[float, ...] = ()  # per command joint, or one for all; empty: no feedback
     kd: tuple[float, ...] = ()
     command_source: str = "inverse_dynamics"
@@ -59,8 +63,17 @@ class Settings:
             raise ValueError(
                 f"contact_distribution must be one of {list(CONTACT_DISTRIBUTIONS)}, got '{self.contact_distribution}'"
             )
-        if len(self.sole_size) != 2 or not all(math.isfinite(x) and x >= 0.0 for x in self.sole_size):
-            raise ValueError(f"sole_size must be [length, width] ≥ 0, got {list(self.sole_size)}")
+        links = len(self.contact_links)
+        if len(self.sole_size) not in (2, 2 * links) or not all(math.isfinite(x) and x >= 0.0 for x in self.sole_size):
+            raise ValueError(
+                f"sole_size must be [length, width] ≥ 0 for every contact link, or one pair per link ({2 * links} "
+                f"values), got {list(self.sole_size)}"
+            )
+        if len(self.contact_normals) not in (3, 3 * links) or not all(math.isfinite(x) for x in self.contact_normals):
+            raise ValueError(
+                f"contact_normals must be 3 finite numbers for every contact link, or 3 per link ({3 * links} "
+                f"values), got {list(self.contact_normals)}"
+            )
         if self.command_source not in COMMAND_SOURCES:
             raise ValueError(f"command_source must be one of {list(COMMAND_SOURCES)}, got '{self.command_source}'")
         if len(self.wrench_topics) > MAX_TOPICS:
@@ -77,6 +90,17 @@ class Settings:
                 raise ValueError(
                     f"{name} has {len(getattr(self, name))} values: give 1, or one per command joint ({joints})"
                 )
+
+    def contact_shapes(self) -> list[tuple[tuple[float, float] | None, tuple[float, float, float] | None]]:
+        """Per contact link: (sole half length and half width, or None for a point; the world-frame
+        normal, or None for against gravity)."""
+        shapes = []
+        for k in range(len(self.contact_links)):
+            length, width = self.sole_size[2 * k : 2 * k + 2] if len(self.sole_size) > 2 else self.sole_size
+            normal = self.contact_normals[3 * k : 3 * k + 3] if len(self.contact_normals) > 3 else self.contact_normals
+            half = (length / 2, width / 2) if length > 0.0 and width > 0.0 else None
+            shapes.append((half, tuple(normal) if any(normal) else None))
+        return shapes
 
     def with_values(self, **values) -> Settings:
         """A copy with some values changed; ValueError (with the reason) when one is not valid."""

@@ -196,11 +196,12 @@ class LiveModel:
 
     def contact_qp(self, settings: Settings) -> ContactForceQP:
         """The QP contact distribution for these settings (built once per set of values)."""
-        key = (settings.friction_coefficient, settings.min_normal_force, settings.sole_size)
+        key = (settings.friction_coefficient, settings.min_normal_force, settings.sole_size, settings.contact_normals)
         cached = self._contact_qp
         if cached is None or cached[0] != key:
-            half = None if not all(settings.sole_size) else (settings.sole_size[0] / 2, settings.sole_size[1] / 2)
-            contacts = [Contact(link, half) for link in self.contacts.links]
+            links = tuple(self.contacts.links)
+            shapes = settings.with_values(contact_links=links).contact_shapes()
+            contacts = [Contact(link, half, normal) for link, (half, normal) in zip(links, shapes, strict=True)]
             qp = ContactForceQP(contacts, self.model.gravity, settings.friction_coefficient, settings.min_normal_force)
             cached = self._contact_qp = (key, qp)
         return cached[1]

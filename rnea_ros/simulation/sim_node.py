@@ -82,12 +82,23 @@ PARAMETERS: dict[str, tuple[object, str, FloatingPointRange | IntegerRange | Non
     "gravity": ([0.0, 0.0, -9.81], "Gravity in the world frame [m/s²].", None),
     "floating_base": (
         False,
-        "Legged robots: a free root link on a ground plane at z = 0, contact spheres at contact_links, "
-        "and nav_msgs/Odometry of the root link on odometry_topic.",
+        "Legged robots: a free root link on a ground plane through the world origin, contact shapes at "
+        "contact_links, and nav_msgs/Odometry of the root link on odometry_topic.",
         None,
     ),
-    "contact_links": ([""], "Floating base: links that get a contact sphere (URDF meshes are not loaded).", None),
+    "contact_links": ([""], "Floating base: links that get a contact shape (URDF meshes are not loaded).", None),
     "contact_radius": (0.02, "Radius of the contact spheres [m].", FloatingPointRange(from_value=1e-4, to_value=1.0)),
+    "sole_size": (
+        [0.0, 0.0],
+        "Floating base: [length, width] of a flat sole (a box) centred on each contact link's origin in its x-y "
+        "plane, instead of a sphere [m]; zeros: spheres.",
+        None,
+    ),
+    "ground_slope": (
+        0.0,
+        "Floating base: the ground rises by this angle along world x [rad]; the robot starts aligned with it.",
+        FloatingPointRange(from_value=-1.2, to_value=1.2),
+    ),
     "friction": (
         1.0,
         "Friction coefficient of the contacts with the ground.",
@@ -130,7 +141,7 @@ class SimNode(Node):
         self.zero_effort_steps = 0  # steps with a stale command (zero effort)
         self.lockstep_timeouts = 0
         self.clipped = 0
-        self.record: list[tuple] = []  # (stamp, q, qd, effort) per published state, with record_file
+        self.record: list[tuple] = []  # (stamp, q, qd, effort[, contact positions, wrenches]) per published state
         self._command = None  # (efforts, simulated time received)
         self._command_arrived = threading.Event()
         self._stop = threading.Event()
@@ -185,7 +196,9 @@ class SimNode(Node):
             floating_base=p["floating_base"],
             contact_links=tuple(name for name in p["contact_links"] if name),
             contact_radius=p["contact_radius"],
+            sole_size=tuple(_per_joint(p["sole_size"], 2, "sole_size")),
             friction=p["friction"],
+            ground_slope=p["ground_slope"],
         )
         robot = SimRobot(description, options, joints)
         n = len(robot.command_joints)
@@ -297,7 +310,10 @@ class SimNode(Node):
         self.pub_states.publish(msg)
         if self.p["record_file"]:
             if len(self.record) < MAX_RECORDED:
-                self.record.append((sec + nanosec * 1e-9, msg.position, msg.velocity, msg.effort))
+                state = (sec + nanosec * 1e-9, msg.position, msg.velocity, msg.effort)
+                if self.p["floating_base"]:
+                    state += (robot.contact_positions(), robot.contact_wrenches())
+                self.record.append(state)
             elif len(self.record) == MAX_RECORDED:
                 self.get_logger().warning(f"record_file: only the first {MAX_RECORDED} states are kept", once=True)
         if self.pub_odometry is not None:
@@ -326,14 +342,24 @@ class SimNode(Node):
     def _write_record(self, robot) -> None:
         if not self.p["record_file"]:
             return
-        stamps, q, qd, effort = zip(*self.record, strict=True) if self.record else ((), (), (), ())
+        columns = list(zip(*self.record, strict=True)) if self.record else [(), (), (), ()]
+        floating = {}
+        if self.p["floating_base"]:
+            # ground truth of the contacts: each link's origin in the world, the ground's wrench on it
+            # in its frame about its origin (as estimated_contact_wrenches)
+            floating = {
+                "contact_links": np.array(robot.options.contact_links),
+                "contact_position": np.array(columns[4] if self.record else ()),
+                "contact_wrench": np.array(columns[5] if self.record else ()),
+            }
         np.savez(
             self.p["record_file"],
             joint_names=np.array(robot.joint_names),
-            stamp=np.array(stamps),
-            position=np.array(q),
-            velocity=np.array(qd),
-            effort=np.array(effort),
+            stamp=np.array(columns[0]),
+            position=np.array(columns[1]),
+            velocity=np.array(columns[2]),
+            effort=np.array(columns[3]),
+            **floating,
         )
 
     def destroy_node(self) -> None:

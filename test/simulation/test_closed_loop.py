@@ -15,7 +15,8 @@ from std_msgs.msg import Float64MultiArray
 from rnea_ros import RobotModel
 from rnea_ros.demo.closed_loop import run_closed_loop, start, stop
 from rnea_ros.demo.trajectories import fast_multisine
-from rnea_ros.testing.reference import ARM_URDF, robot_urdf
+from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF, solo_standing_pose
+from rnea_ros.testing.reference import ARM_URDF
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
 
 pytestmark = pytest.mark.slow
@@ -169,15 +170,10 @@ def test_the_simulator_refuses_wrong_commands_and_goes_limp_without_them(tmp_pat
 def test_a_quadruped_stands_better_with_the_contact_consistent_gravity_torques(tmp_path):
     """Solo12 on the ground: joint PD alone against PD plus rnea_node's gravity torques with the
     four feet as contact_links and the simulator's odometry as the base state."""
-    urdf = robot_urdf("solo_description/robots/solo12.urdf")
+    urdf = SOLO_URDF
     model = RobotModel.from_urdf(urdf, floating_base=True)
-    standing = {"HAA": 0.1, "HFE": 0.8, "KFE": -1.6}  # the SRDF's "standing" pose; hind legs mirrored, right legs too
-    pose = []
-    for name in model.joint_names:
-        leg, joint = name.split("_")
-        sign = (-1.0 if leg[0] == "H" and joint != "HAA" else 1.0) * (-1.0 if leg[1] == "R" and joint == "HAA" else 1.0)
-        pose.append(sign * standing[joint])
-    feet = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+    pose = solo_standing_pose(model.joint_names).tolist()
+    feet = SOLO_FEET
     sim = {
         "robot_description": urdf,
         "realtime": False,
