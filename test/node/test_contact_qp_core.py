@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from rnea_ros import RobotModel
 from rnea_ros.dynamics.rotations import quaternion_matrix
@@ -21,18 +22,21 @@ STANCE = np.tile([0.0, 0.8, -1.6], 4)
 MU = 0.6
 
 
-def standing(distribution: str, base_acceleration=None):
+def standing(distribution: str, base_acceleration=None, pitch: float = 0.0, mu: float = MU, **settings):
+    """Solo12 standing, its base pitched by ``pitch`` (a slope rising along world x is -pitch about y)."""
     settings = Settings(
         floating_base=True,
         contact_links=FEET,
         contact_distribution=distribution,
-        friction_coefficient=MU,
+        friction_coefficient=mu,
         future_stamp_tolerance=1e12,
+        **settings,
     )
     core = RneaCore(settings)
     core.load(build_live_model(SOLO, settings))
     names = core.live.model.joint_names
-    core.odometry(np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0]), np.zeros(6), core.live.model.base_link)
+    quaternion = [0.0, math.sin(pitch / 2), 0.0, math.cos(pitch / 2)]
+    core.odometry(np.array([0.0, 0.0, 0.25, *quaternion]), np.zeros(6), core.live.model.base_link)
     if base_acceleration is not None:
         core.base_acceleration("", np.asarray(base_acceleration, dtype=float))
     outputs = core.joint_states(names, STANCE, np.zeros(12), True, 1.0, lambda: 0.0)
@@ -70,3 +74,45 @@ def test_an_impossible_base_acceleration_leaves_a_residual_and_a_warning():
     report = core.report()
     assert report.level == diagnostics.WARN and "cannot produce this motion" in report.message
     assert float(report.values["base wrench residual norm"]) > 10.0
+
+
+def world_forces(core, out, pitch: float) -> np.ndarray:
+    q = np.r_[np.zeros(6), 1.0, STANCE]
+    R_base = quaternion_matrix([0.0, math.sin(pitch / 2), 0.0, math.cos(pitch / 2)])
+    return np.array(
+        [
+            R_base @ core.live.model.link_rotation_in_base(link, q, np.zeros(18))[0] @ w[:3]
+            for link, w in out.contact_wrenches.items()
+        ]
+    )
+
+
+def test_contact_normals_put_the_friction_cones_about_the_slope():
+    """On a 15° slope (μ = 0.33 > tan 15°) with the slope's normal as contact_normals every force is
+    inside its cone about that normal, and together they carry the weight straight up."""
+    slope = math.radians(15.0)
+    normal = np.array([-math.sin(slope), 0.0, math.cos(slope)])
+    core, out = standing("qp", pitch=-slope, mu=0.33, contact_normals=tuple(normal))
+    assert np.linalg.norm(out.base_residual) < 1e-6
+    for f in world_forces(core, out, -slope):
+        along = f @ normal
+        assert along > 0 and np.linalg.norm(f - along * normal) <= 0.33 * along + 1e-9
+    weight = world_forces(core, out, -slope).sum(axis=0)
+    assert weight[2] > 0 and abs(weight[0]) < 1e-6 and abs(weight[1]) < 1e-6
+
+
+def test_per_link_sole_sizes_and_normals_and_their_refusals():
+    settings = Settings(
+        contact_links=("a", "b"), sole_size=(0.2, 0.1, 0.0, 0.0), contact_normals=(0.0, 0.0, 2.0, 0.0, 0.0, 0.0)
+    )
+    assert settings.contact_shapes() == [((0.1, 0.05), (0.0, 0.0, 2.0)), (None, None)]
+    one_for_all = Settings(contact_links=("a", "b"), sole_size=(0.2, 0.1), contact_normals=(0.0, 1.0, 1.0))
+    assert one_for_all.contact_shapes() == [((0.1, 0.05), (0.0, 1.0, 1.0))] * 2
+    for wrong in (
+        {"sole_size": (0.2, 0.1, 0.3)},
+        {"sole_size": (0.2, -0.1)},
+        {"contact_normals": (0.0, 1.0)},
+        {"contact_normals": (0.0, 0.0, math.nan)},
+    ):
+        with pytest.raises(ValueError):
+            Settings(contact_links=("a", "b"), **wrong)

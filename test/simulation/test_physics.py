@@ -94,3 +94,38 @@ def test_efforts_are_clipped_to_the_urdf_limits_and_the_robot_starts_held():
     assert q[sim.joint_names.index("finger_right_joint")] == pytest.approx(0.02)  # the mimic follows
     assert sim.step(np.full(8, 1000.0)) == 8
     np.testing.assert_allclose(sim.applied[:8], sim.effort_limits)
+
+
+@pytest.mark.parametrize("slope_degrees", [0.0, 15.0])
+def test_the_ground_carries_a_braced_quadruped_on_its_slope(slope_degrees):
+    """Solo12 placed on the ground (flat or sloped), its joints held by a stiff PD: every foot
+    touches, the ground's wrenches on the feet sum to the robot's weight, and once settled no foot
+    moves in 2 s (hard contacts: no creep)."""
+    import math
+
+    from rnea_ros.simulation.physics import SimOptions, SimRobot
+    from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF, solo_standing_pose
+
+    slope = math.radians(slope_degrees)
+    options = SimOptions(floating_base=True, contact_links=tuple(SOLO_FEET), friction=0.5, ground_slope=slope)
+    sim = SimRobot(SOLO_URDF, options)
+    pose = solo_standing_pose(sim.command_joints)
+    sim.set_positions(dict(zip(sim.command_joints, pose, strict=True)))
+    normal = options.ground_normal
+    heights = sim.contact_positions() @ normal
+    np.testing.assert_allclose(heights, options.contact_radius, atol=1e-9)  # all four touch
+    start = sim.contact_positions()
+    kp, kd = 20.0, 0.5
+    for _ in range(2000):
+        sim.step(kp * (pose - sim.positions()) - kd * sim.velocities())
+    total = np.zeros(3)
+    for k, link in enumerate(SOLO_FEET):
+        R = sim.data.xmat[sim.model.body(link).id].reshape(3, 3)
+        total += R @ sim.contact_wrenches()[k, :3]
+    weight = sum(sim.model.body_mass) * 9.81
+    np.testing.assert_allclose(total, [0.0, 0.0, weight], atol=1e-3 * weight)
+    assert np.linalg.norm(sim.contact_positions() - start, axis=1).max() < 5e-3  # settling into the pose
+    settled = sim.contact_positions()
+    for _ in range(2000):
+        sim.step(kp * (pose - sim.positions()) - kd * sim.velocities())
+    assert np.linalg.norm(sim.contact_positions() - settled, axis=1).max() < 1e-4
