@@ -42,7 +42,7 @@ def problems(model: RobotModel, count: int, rng: np.random.Generator):
         R_base = quaternion_matrix(q[3:7])
         rotations = [R_base @ model.link_rotation_in_base(foot, q, qd)[0] for foot in FEET]
         problem = qp.problem(JT[:6], rotations)
-        out.append((problem.H, problem.A.T @ residual, problem.C, problem.b, JT, residual))
+        out.append((problem.H, problem.A.T @ residual, problem.C, problem.b, JT, residual, problem))
     return out
 
 
@@ -75,6 +75,13 @@ def main() -> None:
             f"  {name:<18} p50 {np.median(times):8.1f}  p99 {np.percentile(times, 99):8.1f}  "
             f"×{np.median(times) / base:6.2f}  max |x − quadprog's| {worst:.2e} N"
         )
+    warm_times, warm_answers = timed(lambda problem, r: problem.solve(r, "benchmark").x, [(c[6], c[5]) for c in cases])
+    worst = max(float(np.max(np.abs(a - r))) for a, r in zip(warm_answers, reference[1], strict=True))
+    print(
+        f"  {'rnea_ros warm start':<18} p50 {np.median(warm_times):8.1f}  p99 {np.percentile(warm_times, 99):8.1f}  "
+        f"×{np.median(warm_times) / base:6.2f}  max |x − quadprog's| {worst:.2e} N  (ContactProblem.solve: the last "
+        "active set first, quadprog when it fails)"
+    )
     norm_times, _ = timed(lambda JT, r: ContactLinks.distribute(JT, r), [(c[4], c[5]) for c in cases])
     jac_times, _ = timed(lambda q: model.wrench_jacobian_transpose(q, FEET), [(model.neutral_configuration(),)] * 200)
     print(f"  {'minimum norm':<18} p50 {np.median(norm_times):8.1f}  (the contact Jacobian itself: p50 "

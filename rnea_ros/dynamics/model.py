@@ -323,7 +323,7 @@ class RobotModel:
         self._work[kernel.WORLD, kernel.A + 3 : kernel.A + 6] = -gravity  # a_0 = -g
         self._no_f_ext = np.zeros((1, nb, 6))
         self._zero_v = np.zeros(self.nv)
-        self._unit_wrench_cache: dict = {}  # link → its 6 unit f_ext; tuple of links → all of them stacked
+        self._unit_wrench_cache: dict = {}  # link → its 6 unit f_ext; (links, components) → those stacked
         self._work_no_gravity = np.zeros_like(self._work)
         q0, tau0 = self.neutral_configuration(), np.empty(self.nv)
         self._rnea_1 = _compiled(
@@ -378,19 +378,28 @@ class RobotModel:
         q, qd = _c_float_array(q), _c_float_array(qd)
         return self._run(q, qd, self._zeros_like(q), self._no_f_ext)
 
-    def wrench_jacobian_transpose(self, q, links: list[str]) -> np.ndarray:
-        """Jᵀ of wrenches on ``links`` at the single state q: (nv, 6·len(links)).
+    def wrench_jacobian_transpose(self, q, links: list[str], components: tuple[int, ...] | None = None) -> np.ndarray:
+        """Jᵀ of wrenches on ``links`` at the single state q: (nv, Σ components), 6 per link by default.
 
         Column 6k + i is what a unit wrench component i ([fx, fy, fz, tx, ty, tz], in the
         frame of links[k], about its origin) does to the generalized forces, so that
         ``inverse_dynamics(q, qd, qdd, {link: w})`` = ``inverse_dynamics(q, qd, qdd)`` − Jᵀ w.
+        ``components`` (3 or 6 per link) keeps only the first ones of each link's six columns:
+        3 for a link that takes forces only (a point contact), at half the cost.
         Computed with the kernel itself, in one call: Jᵀ e = −ID(q, 0, 0, e) without gravity.
         """
         q = _c_float_array(q)
-        key = tuple(links)
+        components = tuple(components) if components is not None else (6,) * len(links)
+        key = (tuple(links), components)
         F_ext = self._unit_wrench_cache.get(key)
         if F_ext is None:
-            F_ext = np.ascontiguousarray(np.concatenate([np.concatenate(self._unit_wrenches(link)) for link in links]))
+            if len(components) != len(links) or not all(c in (3, 6) for c in components):
+                raise ValueError(f"components must be 3 or 6 per link, got {list(components)} for {len(links)} links")
+            F_ext = np.ascontiguousarray(
+                np.concatenate(
+                    [np.concatenate(self._unit_wrenches(link)[:c]) for link, c in zip(links, components, strict=True)]
+                )
+            )
             self._unit_wrench_cache[key] = F_ext
         responses = np.empty((len(F_ext), self.nv))
         status = kernel.unit_wrench_responses(self._joints, self._bodies, q, F_ext, self._work_no_gravity, responses)

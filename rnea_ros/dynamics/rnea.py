@@ -183,6 +183,12 @@ def rnea(joints, bodies, q, qd, qdd, f_ext, work, tau) -> None:
         store(work, i, A, a)
         store(work, i, F, f)
 
+    inward(joints, bodies, work, tau)
+
+
+@njit(cache=True, inline="always")
+def inward(joints, bodies, work, tau) -> None:
+    """The inward loop: τ_i = S_iᵀ f_i and f_λ(i) += ^iX_λ(i)ᵀ f_i, from the leaves to the root."""
     tau[:] = 0.0
     for i in range(joints.shape[0] - 1, -1, -1):  # the world row needs no force
         parent, iv = joints[i, PARENT], joints[i, V_INDEX]
@@ -243,10 +249,27 @@ def gravity(joints, bodies, q, work, tau) -> int:
 
 @njit(cache=True)
 def unit_wrench_responses(joints, bodies, q, F_ext, work, TAU) -> int:
-    """TAU[n] = ID(q, 0, 0, F_ext[n]) for each n, in one call (``work`` without gravity gives −Jᵀ e)."""
+    """TAU[n] = ID(q, 0, 0, F_ext[n]) without gravity = −Jᵀ F_ext[n], for each n, in one call: the
+    transforms once, then per wrench the inward loop alone (at rest and without gravity every
+    body's force is −f_ext)."""
     zero = np.zeros(TAU.shape[1])
+    status = check_inputs(joints, q, zero, zero, zero)
+    if status != OK:
+        return status
+    for i in range(joints.shape[0]):
+        jtype, iq = joints[i, JTYPE], joints[i, Q_INDEX]
+        if jtype == FREE_FLYER:
+            R, p, _, _ = free_flyer_jcalc(q, zero, zero, iq, joints[i, V_INDEX])
+            S = ZERO6
+        else:
+            R, p, S = jcalc(jtype, bodies, i, bodies[i, MULT] * q[iq] + bodies[i, OFFSET])
+        store(work, i, X_R, R)
+        store(work, i, X_P, p)
+        store(work, i, S_COL, S)
     for n in range(F_ext.shape[0]):
-        status = inverse_dynamics(joints, bodies, q, zero, zero, F_ext[n], work, TAU[n])
-        if status != OK:
-            return status
+        for i in range(joints.shape[0]):
+            store(work, i, F, scale6(load6(F_ext[n], i, 0), -1.0))
+        inward(joints, bodies, work, TAU[n])
+        if not _all_finite(TAU[n]):
+            return NON_FINITE_OUTPUT
     return OK

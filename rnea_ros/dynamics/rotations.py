@@ -9,7 +9,8 @@ from rnea_ros.dynamics.spatial import quaternion_to_rotation
 
 def quaternion_matrix(quaternion) -> np.ndarray:
     """3×3 rotation of a unit quaternion [x, y, z, w], with the kernel's own formula."""
-    return np.array(quaternion_to_rotation(*(float(c) for c in quaternion))).reshape(3, 3)
+    x, y, z, w = (float(c) for c in quaternion)
+    return np.array(quaternion_to_rotation(x, y, z, w)).reshape(3, 3)
 
 
 def matrix_quaternion(R: np.ndarray) -> np.ndarray:

@@ -19,18 +19,23 @@ The equality is soft: when no admissible forces produce r (tipping, an impossibl
 acceleration) the solution is the admissible one closest to it, and r − A x is the residual
 that is left. ε (relative, ``REGULARISATION``) makes the solution unique: among equal fits the
 smallest forces. Solved with quadprog (dense Goldfarb–Idnani; chosen by
-``benchmarks/contact_qp.py``).
+``benchmarks/contact_qp.py``), warm-started: the previous solution's active constraints are
+tried first as equalities, and their answer is kept when it satisfies every optimality
+condition (primal feasible, multipliers ≥ 0: then it is the QP's unique solution); otherwise
+quadprog solves from scratch. A robot standing still keeps the same active set for long.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 FACETS = 8
 REGULARISATION = 1e-9  # ε relative to the largest diagonal entry of AᵀA
+KKT_TOLERANCE = 1e-9  # relative: constraint violation and negative multipliers the warm start accepts
 
 
 @dataclass(frozen=True)
@@ -46,9 +51,22 @@ class Contact:
 
 @dataclass(frozen=True)
 class Distribution:
-    wrenches: np.ndarray  # (6·contacts,) link-frame wrenches [f, m] about each link's origin
+    x: np.ndarray  # the QP's unknowns: per contact its force (and moment, for a sole) in the world frame
+    compact: np.ndarray  # the link-frame wrenches with only each contact's components (3 or 6), as x
     residual: np.ndarray  # (6,) r − A x: what admissible contact forces could not provide
-    forces_world: np.ndarray  # (contacts, 3)
+    problem: ContactProblem
+
+    @property
+    def wrenches(self) -> np.ndarray:
+        """(6·contacts,) link-frame wrenches [f, m] about each link's origin."""
+        wrenches = np.zeros(6 * len(self.problem.offsets))
+        wrenches[self.problem.expand] = self.compact
+        return wrenches
+
+    @property
+    def forces_world(self) -> np.ndarray:
+        """(contacts, 3)."""
+        return np.array([self.x[o : o + 3] for o in self.problem.offsets])
 
 
 @dataclass(frozen=True)
@@ -60,15 +78,26 @@ class ContactProblem:
     H: np.ndarray
     C: np.ndarray
     b: np.ndarray
-    to_link: np.ndarray  # x → link-frame wrenches
+    to_link: np.ndarray  # x → link-frame wrenches, each contact's components only
     offsets: np.ndarray  # where each contact's unknowns start in x
+    expand: np.ndarray  # where each row of the compact link-frame wrenches goes among 6 per contact
+    active_sets: dict = field(default_factory=dict)  # warm start: the last active constraints per use
 
-    def solve(self, residual: np.ndarray) -> Distribution:
-        import quadprog  # only for contact_distribution qp: not a dependency of the core
+    def solve(self, residual: np.ndarray, use: str = "") -> Distribution:
+        """The contact forces for base residual ``residual``; ``use`` names the series of
+        residuals it belongs to (the torques', the gravity torques'), whose last active set is
+        the warm start."""
+        x = np.empty(len(self.H))
+        active = self.active_sets.get(use)
+        if active is None or not _solve_on_active_set(self.H, self.A, residual, self.C, self.b, active, x):
+            import quadprog  # only for contact_distribution qp: not a dependency of the core
 
-        x = quadprog.solve_qp(self.H, self.A.T @ residual, self.C.T, self.b, 0)[0]
-        forces = np.array([x[o : o + 3] for o in self.offsets])
-        return Distribution(self.to_link @ x, residual - self.A @ x, forces)
+            solution = quadprog.solve_qp(self.H, self.A.T @ residual, self.C.T, self.b, 0)
+            x = solution[0]
+            active = np.zeros(len(self.b), dtype=np.bool_)
+            active[solution[5] - 1] = True  # quadprog's active constraints, 1-based
+            self.active_sets[use] = active
+        return Distribution(x, self.to_link @ x, residual - self.A @ x, self)
 
 
 class ContactForceQP:
@@ -86,53 +115,61 @@ class ContactForceQP:
         up = -np.asarray(gravity, dtype=float)
         up = up / np.linalg.norm(up) if np.linalg.norm(up) > 0 else np.array([0.0, 0.0, 1.0])
         self.normals = [_unit(c.normal) if c.normal is not None else up for c in self.contacts]
-        self.offsets = np.cumsum([0] + [c.size for c in self.contacts])
+        self.components = tuple(c.size for c in self.contacts)  # Jacobian columns per contact link
+        self.offsets = np.cumsum([0, *self.components])
         self.n = int(self.offsets[-1])
-        self._cone_rows, self._cone_bounds = self._cone_inequalities()
+        self.sizes = np.array(self.components, dtype=np.int64)
+        # the compact columns among 6 per contact (a full Jacobian may be given)
+        self.columns = np.concatenate([6 * k + np.arange(c) for k, c in enumerate(self.components)])
+        cone_rows, cone_bounds = self._cone_inequalities()
+        sole_rows = 6 * sum(1 for c in self.contacts if c.half_size is not None)
+        self._C = np.zeros((len(cone_rows) + sole_rows, self.n))
+        self._C[: len(cone_rows)] = cone_rows
+        self._b = np.r_[cone_bounds, np.zeros(sole_rows)]
+        self._cone_count = len(cone_rows)
+        self._sole_limits = np.array(
+            [
+                (*c.half_size, self.mu * min(c.half_size)) if c.half_size is not None else (0.0, 0.0, 0.0)
+                for c in self.contacts
+            ]
+        )
+        self._normals = np.array(self.normals)
+        self._active_sets: dict = {}  # shared by the problems of successive states: the warm start
 
     def problem(self, JT_base: np.ndarray, R_world_links: list[np.ndarray]) -> ContactProblem:
-        """The QP at one state, for any base residual; ``JT_base`` the base rows (6, 6·contacts) of
-        the link-frame contact Jacobian, ``R_world_links`` each contact link's rotation."""
-        to_link = self._to_link_frame(R_world_links)  # (6·contacts, n): x → link-frame wrenches
-        A = JT_base @ to_link
-        H = A.T @ A
-        H += (REGULARISATION * max(float(np.max(np.diag(H))), 1e-12)) * np.eye(self.n)
-        C, b = self._inequalities(R_world_links)
-        return ContactProblem(A, H, C, b, to_link, self.offsets[:-1])
+        """The QP at one state, for any base residual; ``JT_base`` the base rows of the link-frame
+        contact Jacobian (6 columns per contact, or ``components``), ``R_world_links`` each contact
+        link's rotation."""
+        rotations = np.ascontiguousarray(np.array(R_world_links, dtype=float))
+        return self._problem(self._compact(JT_base), rotations)
 
     def problem_at(self, JT_base: np.ndarray, R_world_base: np.ndarray) -> ContactProblem:
         """``problem`` with the links' rotations read from the Jacobian itself: the base's force
         rows of a link-frame unit force are that force in the base frame, R_base_link's column."""
-        rotations = [R_world_base @ JT_base[0:3, 6 * k : 6 * k + 3] for k in range(len(self.contacts))]
-        return self.problem(JT_base, rotations)
+        JT_base = self._compact(JT_base)
+        rotations = np.empty((len(self.contacts), 3, 3))
+        _link_rotations(JT_base, np.ascontiguousarray(R_world_base, dtype=float), self.offsets, rotations)
+        return self._problem(JT_base, rotations)
 
     def distribute(self, JT_base: np.ndarray, residual: np.ndarray, R_world_links: list[np.ndarray]) -> Distribution:
         """Contact wrenches for the base residual ``residual`` (see ``problem``)."""
         return self.problem(JT_base, R_world_links).solve(residual)
 
-    def _to_link_frame(self, R_world_links: list[np.ndarray]) -> np.ndarray:
-        T = np.zeros((6 * len(self.contacts), self.n))
-        for k, (contact, R) in enumerate(zip(self.contacts, R_world_links, strict=True)):
-            o = self.offsets[k]
-            T[6 * k : 6 * k + 3, o : o + 3] = R.T
-            if contact.half_size is not None:
-                T[6 * k + 3 : 6 * k + 6, o + 3 : o + 6] = R.T
-        return T
+    def _compact(self, JT_base: np.ndarray) -> np.ndarray:
+        if JT_base.shape[1] == self.n:
+            return np.ascontiguousarray(JT_base, dtype=float)
+        if JT_base.shape[1] == 6 * len(self.contacts):
+            return np.ascontiguousarray(JT_base[:, self.columns], dtype=float)
+        raise ValueError(f"the contact Jacobian has {JT_base.shape[1]} columns for contacts of {self.components}")
 
-    def _inequalities(self, R_world_links: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of C x ≥ b: the unilateral and friction rows (constant, built once) and the soles'."""
-        rows, bounds = [self._cone_rows], [self._cone_bounds]
-        for k, contact in enumerate(self.contacts):
-            if contact.half_size is None:
-                continue
-            o, n, R = self.offsets[k], self.normals[k], R_world_links[k]
-            half_length, half_width = contact.half_size
-            yaw = self.mu * min(half_length, half_width)
-            # link-frame moment component i = R[:, i]·m (world): |m_x| ≤ half_width n·f, |m_y| ≤ half_length n·f
-            for axis, limit in ((R[:, 0], half_width), (R[:, 1], half_length), (R[:, 2], yaw)):
-                rows.append(np.array([self._row(o, limit * n, -axis), self._row(o, limit * n, axis)]))
-                bounds.append(np.zeros(2))
-        return np.concatenate(rows), np.concatenate(bounds)
+    def _problem(self, JT_base: np.ndarray, rotations: np.ndarray) -> ContactProblem:
+        n = self.n
+        A, H, to_link, C = np.empty((6, n)), np.empty((n, n)), np.zeros((n, n)), self._C.copy()
+        _problem_matrices(
+            JT_base, rotations, self.offsets, self.sizes, self._normals, self._sole_limits,
+            self._cone_count, REGULARISATION, A, H, to_link, C,
+        )  # fmt: skip
+        return ContactProblem(A, H, C, self._b, to_link, self.offsets[:-1], self.columns, self._active_sets)
 
     def _cone_inequalities(self) -> tuple[np.ndarray, np.ndarray]:
         """n·f ≥ min_normal_force and d·f ≤ μ cos(π/FACETS) n·f for each facet direction d."""
@@ -148,13 +185,84 @@ class ContactForceQP:
                 bounds.append(0.0)
         return np.array(rows), np.array(bounds)
 
-    def _row(self, offset: int, force: np.ndarray, moment: np.ndarray | None = None) -> np.ndarray:
-        """One constraint row: ``force``·f (+ ``moment``·m) of the contact whose unknowns start at ``offset``."""
+    def _row(self, offset: int, force: np.ndarray) -> np.ndarray:
+        """One constraint row on the force of the contact whose unknowns start at ``offset``."""
         row = np.zeros(self.n)
         row[offset : offset + 3] = force
-        if moment is not None:
-            row[offset + 3 : offset + 6] = moment
         return row
+
+
+@njit(cache=True)
+def _link_rotations(JT_base, R_world_base, offsets, rotations) -> None:
+    for k in range(len(offsets) - 1):
+        o = offsets[k]
+        rotations[k] = R_world_base @ np.ascontiguousarray(JT_base[0:3, o : o + 3])
+
+
+@njit(cache=True)
+def _problem_matrices(
+    JT_base, rotations, offsets, sizes, normals, sole_limits, first_sole_row, regularisation, A, H, to_link, C
+) -> None:
+    """A = JT_base · to_link, H = AᵀA + εI and the soles' rows of C, in place (see the module docstring)."""
+    row = first_sole_row
+    for k in range(len(sizes)):
+        o, R = offsets[k], rotations[k]
+        to_link[o : o + 3, o : o + 3] = R.T
+        if sizes[k] == 6:
+            to_link[o + 3 : o + 6, o + 3 : o + 6] = R.T
+            # link-frame moment component i = R[:, i]·m (world): |m_x| ≤ half_width n·f,
+            # |m_y| ≤ half_length n·f, |m_z| ≤ yaw bound·n·f
+            half_length, half_width, yaw = sole_limits[k]
+            limits = (half_width, half_length, yaw)
+            for axis in range(3):
+                for sign in (-1.0, 1.0):
+                    C[row, o : o + 3] = limits[axis] * normals[k]
+                    C[row, o + 3 : o + 6] = sign * R[:, axis]
+                    row += 1
+    A[:] = JT_base @ to_link
+    H[:] = A.T @ A
+    largest = 1e-12
+    for i in range(H.shape[0]):
+        largest = max(largest, H[i, i])
+    for i in range(H.shape[0]):
+        H[i, i] += regularisation * largest
+
+
+@njit(cache=True)
+def _solve_on_active_set(H, A, r, C, b, active, x) -> bool:
+    """x minimising ½ xᵀHx − (Aᵀr)ᵀx with the ``active`` rows of C x ≥ b as equalities; True when x
+    satisfies every condition of optimality of the whole QP (then it is its solution)."""
+    n = H.shape[0]
+    rows = np.flatnonzero(active)
+    m = len(rows)
+    K = np.zeros((n + m, n + m))
+    rhs = np.zeros(n + m)
+    K[:n, :n] = H
+    rhs[:n] = A.T @ r
+    for j in range(m):
+        K[:n, n + j] = -C[rows[j]]
+        K[n + j, :n] = C[rows[j]]
+        rhs[n + j] = b[rows[j]]
+    try:
+        solution = np.linalg.solve(K, rhs)
+    except Exception:  # a singular active set: let quadprog decide
+        return False
+    if not np.all(np.isfinite(solution)):
+        return False
+    x[:] = solution[:n]
+    if m and np.min(solution[n:]) < -KKT_TOLERANCE * (1.0 + np.max(np.abs(solution[n:]))):
+        return False  # a constraint that pulls: the active set has changed
+    slack = C @ x - b
+    return bool(np.min(slack) >= -KKT_TOLERANCE * (1.0 + np.max(np.abs(x))) * (1.0 + np.max(np.abs(C))))
+
+
+def compile_kernels() -> None:
+    """Compiles (or loads from numba's cache) the functions of the QP on a one-sole problem, so
+    that the first state of a live model does not wait for them."""
+    qp = ContactForceQP([Contact("sole", (0.1, 0.05))], np.array([0.0, 0.0, -9.81]))
+    problem = qp.problem_at(np.eye(6), np.eye(3))
+    x = np.empty(qp.n)
+    _solve_on_active_set(problem.H, problem.A, np.ones(6), problem.C, problem.b, np.zeros(len(problem.b), np.bool_), x)
 
 
 def _unit(v) -> np.ndarray:

@@ -20,6 +20,7 @@ from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.corrections import JointArrays, Payload
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.node import contact_forces
 from rnea_ros.node.contact_forces import Contact, ContactForceQP
 from rnea_ros.node.settings import Settings
 
@@ -193,6 +194,7 @@ class LiveModel:
         self.model.inverse_dynamics(q0, zero, zero)
         if self.contacts is not None:
             self.contacts.jacobian_transpose(q0)
+            contact_forces.compile_kernels()
 
     def contact_qp(self, settings: Settings) -> ContactForceQP:
         """The QP contact distribution for these settings (built once per set of values)."""

@@ -13,6 +13,7 @@ acts only while a fresh desired point gives positions and velocities, on the joi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,20 +111,23 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     tau = live.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
     gravity = live.model.gravity_torques(q)
     contact_wrenches = None
-    if live.contacts is not None:
+    if live.contacts is not None and settings.contact_distribution == "qp":
+        qp = live.contact_qp(settings)
+        JT = live.contacts.jacobian_transpose(q, qp.components)  # point contacts: forces only
+        problem = qp.problem_at(JT[:BASE_DOFS], quaternion_matrix(base.q[3:7]))
+        f, f_gravity = problem.solve(tau[:BASE_DOFS], "tau"), problem.solve(gravity[:BASE_DOFS], "gravity")
+        tau = tau - JT @ f.compact
+        gravity = gravity - JT @ f_gravity.compact
+        contact_wrenches = live.contacts.wrenches(f.wrenches)
+    elif live.contacts is not None:
         JT = live.contacts.jacobian_transpose(q)
-        if settings.contact_distribution == "qp":
-            problem = live.contact_qp(settings).problem_at(JT[:BASE_DOFS], quaternion_matrix(base.q[3:7]))
-            f = problem.solve(tau[:BASE_DOFS]).wrenches
-            f_gravity = problem.solve(gravity[:BASE_DOFS]).wrenches
-        else:
-            f = live.contacts.distribute(JT, tau[:BASE_DOFS])
-            f_gravity = live.contacts.distribute(JT, gravity[:BASE_DOFS])
+        f = live.contacts.distribute(JT, tau[:BASE_DOFS])
+        f_gravity = live.contacts.distribute(JT, gravity[:BASE_DOFS])
         tau = tau - JT @ f
         gravity = gravity - JT @ f_gravity
         contact_wrenches = live.contacts.wrenches(f)
     joints = tau[BASE_DOFS:]
-    if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(gravity))):
+    if not math.isfinite(float(tau.sum() + gravity.sum())):  # one NaN or ±inf makes the sum so
         raise ValueError("the contact distribution gave non-finite torques")
     joints, held = with_corrections(live, inputs, joints, gravity[BASE_DOFS:])
     commands, clipped = effort_commands(live, inputs, settings, joints, held)

@@ -132,3 +132,23 @@ def test_two_soles_keep_the_centre_of_pressure_inside_and_bound_the_yaw_moment()
     assert np.linalg.norm(out.residual) > 1.0
     for wrench in out.wrenches.reshape(2, 6):
         assert -wrench[4] / wrench[2] <= 0.1 + 1e-9
+
+
+@pytest.mark.parametrize("angle, mu", [(0.0, 0.8), (30.0, 0.6), (45.0, 0.5)])
+def test_the_warm_started_solution_is_quadprogs_along_a_sequence_of_states(angle, mu):
+    """Successive states (the base tilting a little further each time) solved with the last active
+    set first give quadprog's own solution from scratch: none active (flat), friction faces active
+    (steep), infeasible (45°, μ 0.5)."""
+    import quadprog
+
+    model = box(CORNERS)
+    contacts = [Contact(link, normal=tuple(tilted(math.radians(angle))[:, 2])) for link in CORNERS]
+    qp = ContactForceQP(contacts, model.gravity, mu)
+    for step in range(30):
+        R = tilted(math.radians(angle + 0.05 * step))
+        q, residual = standing(model, R)
+        JT = model.wrench_jacobian_transpose(q, list(CORNERS))
+        problem = qp.problem(JT[:6], [R] * 4)
+        warm = problem.solve(residual, "sequence").x
+        cold = quadprog.solve_qp(problem.H, problem.A.T @ residual, problem.C.T, problem.b, 0)[0]
+        np.testing.assert_allclose(warm, cold, atol=1e-5 * (1.0 + np.abs(cold).max()))
