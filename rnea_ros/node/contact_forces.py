@@ -118,7 +118,6 @@ class ContactForceQP:
         self.components = tuple(c.size for c in self.contacts)  # Jacobian columns per contact link
         self.offsets = np.cumsum([0, *self.components])
         self.n = int(self.offsets[-1])
-        self.sizes = np.array(self.components, dtype=np.int64)
         # the compact columns among 6 per contact (a full Jacobian may be given)
         self.columns = np.concatenate([6 * k + np.arange(c) for k, c in enumerate(self.components)])
         cone_rows, cone_bounds = self._cone_inequalities()
@@ -166,7 +165,7 @@ class ContactForceQP:
         n = self.n
         A, H, to_link, C = np.empty((6, n)), np.empty((n, n)), np.zeros((n, n)), self._C.copy()
         _problem_matrices(
-            JT_base, rotations, self.offsets, self.sizes, self._normals, self._sole_limits,
+            JT_base, rotations, self.offsets, self._normals, self._sole_limits,
             self._cone_count, REGULARISATION, A, H, to_link, C,
         )  # fmt: skip
         return ContactProblem(A, H, C, self._b, to_link, self.offsets[:-1], self.columns, self._active_sets)
@@ -201,14 +200,14 @@ def _link_rotations(JT_base, R_world_base, offsets, rotations) -> None:
 
 @njit(cache=True)
 def _problem_matrices(
-    JT_base, rotations, offsets, sizes, normals, sole_limits, first_sole_row, regularisation, A, H, to_link, C
+    JT_base, rotations, offsets, normals, sole_limits, first_sole_row, regularisation, A, H, to_link, C
 ) -> None:
     """A = JT_base · to_link, H = AᵀA + εI and the soles' rows of C, in place (see the module docstring)."""
     row = first_sole_row
-    for k in range(len(sizes)):
+    for k in range(len(offsets) - 1):
         o, R = offsets[k], rotations[k]
         to_link[o : o + 3, o : o + 3] = R.T
-        if sizes[k] == 6:
+        if offsets[k + 1] - o == 6:  # a sole
             to_link[o + 3 : o + 6, o + 3 : o + 6] = R.T
             # link-frame moment component i = R[:, i]·m (world): |m_x| ≤ half_width n·f,
             # |m_y| ≤ half_length n·f, |m_z| ≤ yaw bound·n·f

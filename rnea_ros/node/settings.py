@@ -36,10 +36,8 @@ class Settings:
     contact_distribution: str = "minimum_norm"  # or "qp": forces the ground can provide
     friction_coefficient: float = 0.7
     min_normal_force: float = 0.0  # N
-    sole_size: tuple[float, ...] = (
-        0.0,
-        0.0,
-    )  # [length (link x), width (link y)] for all or per link [m]; zeros: a point
+    # [length (link x), width (link y)] [m] for every contact link or per link; zeros: a point contact
+    sole_size: tuple[float, ...] = (0.0, 0.0)
     contact_normals: tuple[float, ...] = (0.0, 0.0, 0.0)  # world frame, for all or per link; zeros: against gravity
     kp: tuple[float, ...] = ()  # per command joint, or one for all; empty: no feedback
     kd: tuple[float, ...] = ()

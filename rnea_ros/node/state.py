@@ -201,9 +201,10 @@ class LiveModel:
         key = (settings.friction_coefficient, settings.min_normal_force, settings.sole_size, settings.contact_normals)
         cached = self._contact_qp
         if cached is None or cached[0] != key:
-            links = tuple(self.contacts.links)
-            shapes = settings.with_values(contact_links=links).contact_shapes()
-            contacts = [Contact(link, half, normal) for link, (half, normal) in zip(links, shapes, strict=True)]
+            shapes = settings.contact_shapes()  # the live model's contact_links are the settings' (read-only)
+            contacts = [
+                Contact(link, half, normal) for link, (half, normal) in zip(self.contacts.links, shapes, strict=True)
+            ]
             qp = ContactForceQP(contacts, self.model.gravity, settings.friction_coefficient, settings.min_normal_force)
             cached = self._contact_qp = (key, qp)
         return cached[1]

@@ -152,6 +152,10 @@ class SimRobot:
         for name, armature in options.armature.items():
             self.model.dof_armature[self._joint(name)[1]] += armature
         self._sensor = self._sensor_rows() if options.sensor_link else None
+        # floating base: each contact link's body and contact geom (read at every published state)
+        links = options.contact_links if options.floating_base else ()
+        self._contact_bodies = np.array([self.model.body(link).id for link in links], dtype=int)
+        self._contact_geoms = {self.model.geom(f"rnea_sim_contact_{link}").id: k for k, link in enumerate(links)}
         mujoco.mj_forward(self.model, self.data)
 
     def _joint(self, name: str) -> tuple[int, int]:
@@ -268,20 +272,20 @@ class SimRobot:
         mujoco.mj_kinematics(model, data)
         normal = options.ground_normal
         clearance = 0.0 if options.soles else options.contact_radius  # the link origin's height above the ground
-        height = min(normal @ data.xpos[model.body(link).id] for link in options.contact_links) - clearance
+        height = float(np.min(data.xpos[self._contact_bodies] @ normal)) - clearance
         data.qpos[0:3] = -height * normal
 
     # --- contacts (floating base) ----------------------------------------------------------------
     def contact_positions(self) -> np.ndarray:
         """(contacts, 3): each contact link's origin in the world frame."""
-        return np.array([self.data.xpos[self.model.body(link).id] for link in self.options.contact_links])
+        return self.data.xpos[self._contact_bodies].copy()
 
     def contact_wrenches(self) -> np.ndarray:
         """(contacts, 6): the wrench [f, m] the ground applies on each contact link, in the link frame,
         about its origin (rnea_node's estimated_contact_wrenches convention)."""
         model, data = self.model, self.data
         wrenches = np.zeros((len(self.options.contact_links), 6))
-        geoms = {model.geom(f"rnea_sim_contact_{link}").id: k for k, link in enumerate(self.options.contact_links)}
+        geoms = self._contact_geoms
         local = np.zeros(6)
         for i in range(data.ncon):
             contact = data.contact[i]
@@ -293,7 +297,7 @@ class SimRobot:
             force = frame.T @ local[:3]
             if int(contact.geom1) in geoms:  # the force on geom2; the contact link is geom1
                 force = -force
-            body = model.body(self.options.contact_links[k]).id
+            body = self._contact_bodies[k]
             R, origin = data.xmat[body].reshape(3, 3), data.xpos[body]
             wrenches[k, :3] += R.T @ force
             wrenches[k, 3:] += R.T @ np.cross(contact.pos - origin, force)
