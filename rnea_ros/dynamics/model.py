@@ -16,6 +16,7 @@ import numpy as np
 
 from rnea_ros.dynamics import payload as payloads
 from rnea_ros.dynamics import rnea as kernel
+from rnea_ros.dynamics.compiled import entry_point
 from rnea_ros.dynamics.spatial import axis_angle
 from rnea_ros.dynamics.urdf import Joint, ModelError, URDFTree, parse_urdf
 
@@ -280,14 +281,6 @@ def _c_float_array(x) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float64)
 
 
-def _compiled(dispatcher, *args):
-    """The compiled kernel for these argument types, called without numba's per-call type
-    dispatch (~150 ns of a 1–2 µs call). Callers pass only arrays of exactly these types:
-    the model's own buffers and inputs made C-contiguous float64 by ``_c_float_array``."""
-    dispatcher(*args)  # compiles, or loads from numba's cache
-    return dispatcher.overloads[tuple(numba.typeof(a) for a in args)].entry_point
-
-
 def _rotate_rows(R: np.ndarray, x: np.ndarray) -> np.ndarray:
     """R x for each row x, elementwise so that a batch and its single rows round alike."""
     return x[:, 0:1] * R[:, 0] + x[:, 1:2] * R[:, 1] + x[:, 2:3] * R[:, 2]
@@ -326,10 +319,11 @@ class RobotModel:
         self._unit_wrench_cache: dict = {}  # link → its 6 unit f_ext; (links, components) → those stacked
         self._work_no_gravity = np.zeros_like(self._work)
         q0, tau0 = self.neutral_configuration(), np.empty(self.nv)
-        self._rnea_1 = _compiled(
+        self._rnea_1 = entry_point(
             kernel.inverse_dynamics, self._joints, self._bodies, q0, tau0, tau0, self._no_f_ext[0], self._work, tau0
         )
-        self._gravity_1 = _compiled(kernel.gravity, self._joints, self._bodies, q0, self._work, tau0)
+        self._gravity_1 = entry_point(kernel.gravity, self._joints, self._bodies, q0, self._work, tau0)
+        self._with_contact_terms_1 = None  # compiled at the first call (few models have contacts)
 
     @classmethod
     def from_urdf(
@@ -389,6 +383,40 @@ class RobotModel:
         Computed with the kernel itself, in one call: Jᵀ e = −ID(q, 0, 0, e) without gravity.
         """
         q = _c_float_array(q)
+        F_ext = self._unit_wrench_stack(links, components)
+        responses = np.empty((len(F_ext), self.nv))
+        status = kernel.unit_wrench_responses(self._joints, self._bodies, q, F_ext, self._work_no_gravity, responses)
+        if status != kernel.OK:
+            raise self._input_error(status, q, self._zero_v, self._zero_v)
+        return -responses.T
+
+    def with_contact_terms(
+        self,
+        q,
+        qd,
+        qdd,
+        wrenches: Mapping[str, object] | None,
+        links: list[str],
+        components: tuple[int, ...] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(``inverse_dynamics``, ``gravity_torques``, ``wrench_jacobian_transpose(q, links, components)``)
+        at one state, in one kernel call: a floating-base robot on contact links, at every joint_states."""
+        q, qd, qdd = _c_float_array(q), _c_float_array(qd), _c_float_array(qdd)
+        if q.ndim != 1 or qd.ndim != 1 or qdd.ndim != 1:
+            raise self._input_error(kernel.WRONG_SIZE, q, qd, qdd)
+        f_ext = self._f_ext(wrenches, q) if wrenches else self._no_f_ext
+        F_unit = self._unit_wrench_stack(links, components)
+        tau, g, JT = np.empty(self.nv), np.empty(self.nv), np.empty((self.nv, len(F_unit)))
+        args = (self._joints, self._bodies, q, qd, qdd, f_ext[0], F_unit, self._work, tau, g, JT)
+        if self._with_contact_terms_1 is None:
+            self._with_contact_terms_1 = entry_point(kernel.with_contact_terms, *args)
+        status = self._with_contact_terms_1(*args)
+        if status != kernel.OK:
+            raise self._input_error(status, q, qd, qdd)
+        return tau, g, JT
+
+    def _unit_wrench_stack(self, links: list[str], components: tuple[int, ...] | None) -> np.ndarray:
+        """The kernel f_ext of each column of ``wrench_jacobian_transpose`` (cached per links and components)."""
         components = tuple(components) if components is not None else (6,) * len(links)
         key = (tuple(links), components)
         F_ext = self._unit_wrench_cache.get(key)
@@ -401,11 +429,7 @@ class RobotModel:
                 )
             )
             self._unit_wrench_cache[key] = F_ext
-        responses = np.empty((len(F_ext), self.nv))
-        status = kernel.unit_wrench_responses(self._joints, self._bodies, q, F_ext, self._work_no_gravity, responses)
-        if status != kernel.OK:
-            raise self._input_error(status, q, self._zero_v, self._zero_v)
-        return -responses.T
+        return F_ext
 
     def with_payload(self, link: str, inertial: payloads.Inertial) -> RobotModel:
         """This model with a rigid load fixed to ``link`` (merged into its body's inertia)."""

@@ -188,11 +188,14 @@ def rnea(joints, bodies, q, qd, qdd, f_ext, work, tau) -> None:
 
 @njit(cache=True, inline="always")
 def inward(joints, bodies, work, tau) -> None:
-    """The inward loop: τ_i = S_iᵀ f_i and f_λ(i) += ^iX_λ(i)ᵀ f_i, from the leaves to the root."""
+    """The inward loop: τ_i = S_iᵀ f_i and f_λ(i) += ^iX_λ(i)ᵀ f_i, from the leaves to the root.
+    A body without force adds nothing: skipped (off a unit wrench's chain, most bodies are)."""
     tau[:] = 0.0
     for i in range(joints.shape[0] - 1, -1, -1):  # the world row needs no force
         parent, iv = joints[i, PARENT], joints[i, V_INDEX]
         f = load6(work, i, F)
+        if dot6(f, f) == 0.0:
+            continue
         if joints[i, JTYPE] == FREE_FLYER:  # the base wrench, in Pinocchio's order [f; n]
             for k in range(3):
                 tau[iv + k] = f[3 + k]
@@ -267,9 +270,39 @@ def unit_wrench_responses(joints, bodies, q, F_ext, work, TAU) -> int:
         store(work, i, X_P, p)
         store(work, i, S_COL, S)
     for n in range(F_ext.shape[0]):
-        for i in range(joints.shape[0]):
-            store(work, i, F, scale6(load6(F_ext[n], i, 0), -1.0))
-        inward(joints, bodies, work, TAU[n])
-        if not _all_finite(TAU[n]):
-            return NON_FINITE_OUTPUT
+        status = _unit_wrench_response(joints, bodies, F_ext[n], work, TAU[n])
+        if status != OK:
+            return status
     return OK
+
+
+@njit(cache=True)
+def with_contact_terms(joints, bodies, q, qd, qdd, f_ext, F_unit, work, tau, g, JT) -> int:
+    """``inverse_dynamics``, ``gravity`` and the contact Jacobian at one state in one call (the
+    node's hot path with contact links): τ, g(q) and JT[:, n] = Jᵀ F_unit[n] = −(the response
+    of ``unit_wrench_responses``). The unit wrenches' inward loops use the transforms that g's
+    pass left in ``work`` (the same q)."""
+    status = inverse_dynamics(joints, bodies, q, qd, qdd, f_ext, work, tau)
+    if status != OK:
+        return status
+    zero = np.zeros(tau.shape[0])
+    rnea(joints, bodies, q, zero, zero, np.zeros((joints.shape[0], 6)), work, g)
+    if not _all_finite(g):
+        return NON_FINITE_OUTPUT
+    response = np.empty(tau.shape[0])
+    for n in range(F_unit.shape[0]):
+        status = _unit_wrench_response(joints, bodies, F_unit[n], work, response)
+        if status != OK:
+            return status
+        for k in range(response.shape[0]):
+            JT[k, n] = -response[k]
+    return OK
+
+
+@njit(cache=True, inline="always")
+def _unit_wrench_response(joints, bodies, f_ext, work, tau) -> int:
+    """ID(q, 0, 0, f_ext) without gravity, from the transforms in ``work``: the inward loop alone."""
+    for i in range(joints.shape[0]):
+        store(work, i, F, scale6(load6(f_ext, i, 0), -1.0))
+    inward(joints, bodies, work, tau)
+    return OK if _all_finite(tau) else NON_FINITE_OUTPUT

@@ -33,9 +33,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from rnea_ros.dynamics.compiled import entry_point
+from rnea_ros.dynamics.spatial import quaternion_to_rotation
+
 FACETS = 8
 REGULARISATION = 1e-9  # ε relative to the largest diagonal entry of AᵀA
 KKT_TOLERANCE = 1e-9  # relative: constraint violation and negative multipliers the warm start accepts
+TAU_UNSOLVED, GRAVITY_UNSOLVED, NON_FINITE = 1, 2, 4  # the hot path kernel's status bits
 
 
 @dataclass(frozen=True)
@@ -90,13 +94,7 @@ class ContactProblem:
         x = np.empty(len(self.H))
         active = self.active_sets.get(use)
         if active is None or not _solve_on_active_set(self.H, self.A, residual, self.C, self.b, active, x):
-            import quadprog  # only for contact_distribution qp: not a dependency of the core
-
-            solution = quadprog.solve_qp(self.H, self.A.T @ residual, self.C.T, self.b, 0)
-            x = solution[0]
-            active = np.zeros(len(self.b), dtype=np.bool_)
-            active[solution[5] - 1] = True  # quadprog's active constraints, 1-based
-            self.active_sets[use] = active
+            x, self.active_sets[use] = _solve_with_quadprog(self.H, self.A, residual, self.C, self.b)
         return Distribution(x, self.to_link @ x, residual - self.A @ x, self)
 
 
@@ -134,6 +132,12 @@ class ContactForceQP:
         )
         self._normals = np.array(self.normals)
         self._active_sets: dict = {}  # shared by the problems of successive states: the warm start
+        # remove_contact_forces: its work buffers and the last active sets of τ's and g's series
+        m = len(self._b)
+        self._A, self._H, self._to_link = np.empty((6, self.n)), np.empty((self.n, self.n)), np.zeros((self.n, self.n))
+        self._C_now, self._X = self._C.copy(), np.empty((2, self.n))
+        self._active_sets_by_series = np.zeros((2, m), dtype=np.bool_)
+        self._warm_started_kernel = None  # its compiled entry point, at the first call
 
     def problem(self, JT_base: np.ndarray, R_world_links: list[np.ndarray]) -> ContactProblem:
         """The QP at one state, for any base residual; ``JT_base`` the base rows of the link-frame
@@ -149,6 +153,43 @@ class ContactForceQP:
         rotations = np.empty((len(self.contacts), 3, 3))
         _link_rotations(JT_base, np.ascontiguousarray(R_world_base, dtype=float), self.offsets, rotations)
         return self._problem(JT_base, rotations)
+
+    def remove_contact_forces(
+        self, JT: np.ndarray, base_quaternion: np.ndarray, tau: np.ndarray, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(τ − Jᵀf, g − Jᵀf_g, f as link-frame wrenches, 6 per contact), with f and f_g this QP's
+        contact forces for the base rows of τ and of g: ``problem_at`` and ``ContactProblem.solve``
+        for both in one kernel call (the node's hot path). ``JT`` is the contact Jacobian with
+        ``components`` columns per contact (all rows), ``base_quaternion`` the base's [x, y, z, w]
+        at the same state. Each series, τ's and g's, is warm-started from its own last active set.
+        The base rows of the results are what admissible contact forces could not provide."""
+        nv = JT.shape[0]
+        if JT.shape[1] != self.n or tau.shape != (nv,) or gravity.shape != (nv,) or len(base_quaternion) != 4:
+            raise ValueError(
+                f"a contact Jacobian {JT.shape} for contacts of {self.components}, τ {tau.shape}, "
+                f"g {gravity.shape} and a quaternion of {len(base_quaternion)}"
+            )
+        tau, gravity = np.ascontiguousarray(tau, dtype=float), np.ascontiguousarray(gravity, dtype=float)
+        JT = np.ascontiguousarray(JT, dtype=float)
+        A, H, to_link, C, X = self._A, self._H, self._to_link, self._C_now, self._X
+        active = self._active_sets_by_series
+        torques, wrenches = np.empty((2, nv)), np.empty(6 * len(self.contacts))
+        args = (
+            JT, np.ascontiguousarray(base_quaternion, dtype=float), tau, gravity, self.offsets, self._normals,
+            self._sole_limits, self._cone_count, REGULARISATION, self._b, active, A, H, to_link, C, X,
+            self.columns, torques, wrenches,
+        )  # fmt: skip
+        if self._warm_started_kernel is None:
+            self._warm_started_kernel = entry_point(_contact_forces_warm_started, *args)
+        status = self._warm_started_kernel(*args)
+        if status & (TAU_UNSOLVED | GRAVITY_UNSOLVED):  # a new active set (contacts changing), or the first state
+            for k, (residual, unsolved) in enumerate(((tau[:6], TAU_UNSOLVED), (gravity[:6], GRAVITY_UNSOLVED))):
+                if status & unsolved:
+                    X[k], active[k] = _solve_with_quadprog(H, A, residual.copy(), C, self._b)
+            status = _subtract_contact_forces(JT, tau, gravity, to_link, X, self.columns, torques, wrenches)
+        if status:
+            raise ValueError("the contact forces gave non-finite torques")
+        return torques[0], torques[1], wrenches
 
     def distribute(self, JT_base: np.ndarray, residual: np.ndarray, R_world_links: list[np.ndarray]) -> Distribution:
         """Contact wrenches for the base residual ``residual`` (see ``problem``)."""
@@ -192,23 +233,37 @@ class ContactForceQP:
 
 
 @njit(cache=True)
-def _link_rotations(JT_base, R_world_base, offsets, rotations) -> None:
+def _link_rotations(JT, R_world_base, offsets, rotations) -> None:
+    """Each contact link's rotation in the world: R_world_base times the base's force rows of
+    the link's unit forces (R_base_link's columns)."""
     for k in range(len(offsets) - 1):
         o = offsets[k]
-        rotations[k] = R_world_base @ np.ascontiguousarray(JT_base[0:3, o : o + 3])
+        for i in range(3):
+            for j in range(3):
+                rotations[k, i, j] = (
+                    R_world_base[i, 0] * JT[0, o + j]
+                    + R_world_base[i, 1] * JT[1, o + j]
+                    + R_world_base[i, 2] * JT[2, o + j]
+                )
 
 
 @njit(cache=True)
 def _problem_matrices(
-    JT_base, rotations, offsets, normals, sole_limits, first_sole_row, regularisation, A, H, to_link, C
+    JT, rotations, offsets, normals, sole_limits, first_sole_row, regularisation, A, H, to_link, C
 ) -> None:
-    """A = JT_base · to_link, H = AᵀA + εI and the soles' rows of C, in place (see the module docstring)."""
+    """A = JT[:6] · to_link, H = AᵀA + εI and the soles' rows of C, in place (see the module
+    docstring); to_link is block-diagonal, Rᵀ per block of three."""
     row = first_sole_row
     for k in range(len(offsets) - 1):
         o, R = offsets[k], rotations[k]
-        to_link[o : o + 3, o : o + 3] = R.T
+        for block in range(o, offsets[k + 1], 3):  # the force, and a sole's moment
+            for i in range(3):
+                for j in range(3):
+                    to_link[block + i, block + j] = R[j, i]
+            for r in range(6):
+                for j in range(3):
+                    A[r, block + j] = JT[r, block] * R[j, 0] + JT[r, block + 1] * R[j, 1] + JT[r, block + 2] * R[j, 2]
         if offsets[k + 1] - o == 6:  # a sole
-            to_link[o + 3 : o + 6, o + 3 : o + 6] = R.T
             # link-frame moment component i = R[:, i]·m (world): |m_x| ≤ half_width n·f,
             # |m_y| ≤ half_length n·f, |m_z| ≤ yaw bound·n·f
             half_length, half_width, yaw = sole_limits[k]
@@ -218,41 +273,171 @@ def _problem_matrices(
                     C[row, o : o + 3] = limits[axis] * normals[k]
                     C[row, o + 3 : o + 6] = sign * R[:, axis]
                     row += 1
-    A[:] = JT_base @ to_link
-    H[:] = A.T @ A
+    n = H.shape[0]
     largest = 1e-12
-    for i in range(H.shape[0]):
+    for i in range(n):
+        for j in range(i, n):
+            h = 0.0
+            for r in range(6):
+                h += A[r, i] * A[r, j]
+            H[i, j] = H[j, i] = h
         largest = max(largest, H[i, i])
-    for i in range(H.shape[0]):
+    for i in range(n):
         H[i, i] += regularisation * largest
+
+
+@njit(cache=True)
+def _contact_forces_warm_started(
+    JT,
+    base_quaternion,
+    tau,
+    gravity,
+    offsets,
+    normals,
+    sole_limits,
+    first_sole_row,
+    regularisation,
+    b,
+    active,
+    A,
+    H,
+    to_link,
+    C,
+    X,
+    columns,
+    torques,
+    wrenches,
+) -> int:
+    """The QP of the state (A, H, to_link, C in place) and, in X's two rows, its solutions for the
+    base rows of τ and of g on their ``active`` sets. Returns which failed the optimality check
+    (TAU_UNSOLVED, GRAVITY_UNSOLVED), or when none did, ``_subtract_contact_forces``'s status."""
+    x, y, z, w = base_quaternion[0], base_quaternion[1], base_quaternion[2], base_quaternion[3]
+    norm = (x * x + y * y + z * z + w * w) ** 0.5
+    R_world_base = np.array(quaternion_to_rotation(x / norm, y / norm, z / norm, w / norm)).reshape(3, 3)
+    rotations = np.empty((len(offsets) - 1, 3, 3))
+    _link_rotations(JT, R_world_base, offsets, rotations)
+    _problem_matrices(JT, rotations, offsets, normals, sole_limits, first_sole_row, regularisation, A, H, to_link, C)
+    status = 0
+    if not _solve_on_active_set(H, A, tau[:6], C, b, active[0], X[0]):
+        status |= TAU_UNSOLVED
+    if not _solve_on_active_set(H, A, gravity[:6], C, b, active[1], X[1]):
+        status |= GRAVITY_UNSOLVED
+    if status == 0:
+        status = _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, torques, wrenches)
+    return status
+
+
+@njit(cache=True)
+def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, torques, wrenches) -> int:
+    """torques = [τ − Jᵀ f, g − Jᵀ f_g] with f, f_g the link-frame forces of X's rows; wrenches: f,
+    6 per contact. Returns 0, or NON_FINITE when a torque is not finite."""
+    n = X.shape[1]
+    f = np.zeros((2, n))
+    for s in range(2):
+        for i in range(n):
+            for j in range(n):
+                f[s, i] += to_link[i, j] * X[s, j]
+    for i in range(JT.shape[0]):
+        t, g = tau[i], gravity[i]
+        for j in range(n):
+            t -= JT[i, j] * f[0, j]
+            g -= JT[i, j] * f[1, j]
+        torques[0, i], torques[1, i] = t, g
+    wrenches[:] = 0.0
+    for k in range(n):
+        wrenches[columns[k]] = f[0, k]
+    for i in range(JT.shape[0]):
+        if not (np.isfinite(torques[0, i]) and np.isfinite(torques[1, i])):
+            return NON_FINITE
+    return 0
+
+
+def _solve_with_quadprog(H, A, residual, C, b) -> tuple[np.ndarray, np.ndarray]:
+    """The QP's solution from scratch, and its active set."""
+    import quadprog  # only for contact_distribution qp: not a dependency of the core
+
+    solution = quadprog.solve_qp(H, A.T @ residual, C.T, b, 0)
+    active = np.zeros(len(b), dtype=np.bool_)
+    active[solution[5] - 1] = True  # quadprog's active constraints, 1-based
+    return solution[0], active
 
 
 @njit(cache=True)
 def _solve_on_active_set(H, A, r, C, b, active, x) -> bool:
     """x minimising ½ xᵀHx − (Aᵀr)ᵀx with the ``active`` rows of C x ≥ b as equalities; True when x
     satisfies every condition of optimality of the whole QP (then it is its solution)."""
-    n = H.shape[0]
-    rows = np.flatnonzero(active)
-    m = len(rows)
-    K = np.zeros((n + m, n + m))
-    rhs = np.zeros(n + m)
+    n, rows = H.shape[0], np.flatnonzero(active)
+    size = n + len(rows)
+    K, rhs = np.zeros((size, size)), np.zeros(size)
     K[:n, :n] = H
-    rhs[:n] = A.T @ r
-    for j in range(m):
+    for i in range(n):
+        for k in range(6):
+            rhs[i] += A[k, i] * r[k]
+    for j in range(len(rows)):
         K[:n, n + j] = -C[rows[j]]
         K[n + j, :n] = C[rows[j]]
         rhs[n + j] = b[rows[j]]
-    try:
-        solution = np.linalg.solve(K, rhs)
-    except Exception:  # a singular active set: let quadprog decide
+    if not _solve_in_place(K, rhs):
+        return False  # a singular active set: let quadprog decide
+    x[:] = rhs[:n]
+    largest_multiplier, largest_x, largest_c = 0.0, 0.0, 0.0
+    for j in range(n, size):
+        largest_multiplier = max(largest_multiplier, abs(rhs[j]))
+    for j in range(n, size):
+        if rhs[j] < -KKT_TOLERANCE * (1.0 + largest_multiplier):
+            return False  # a constraint that pulls: the active set has changed
+    for i in range(n):
+        largest_x = max(largest_x, abs(x[i]))
+    for row in range(C.shape[0]):
+        for i in range(n):
+            largest_c = max(largest_c, abs(C[row, i]))
+    tolerance = KKT_TOLERANCE * (1.0 + largest_x) * (1.0 + largest_c)
+    for row in range(C.shape[0]):
+        slack = -b[row]
+        for i in range(n):
+            slack += C[row, i] * x[i]
+        if not slack >= -tolerance:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _solve_in_place(K, rhs) -> bool:
+    """K y = rhs by Gaussian elimination with partial pivoting, y into ``rhs``; False when K is
+    singular at working precision or anything is not finite."""
+    size = K.shape[0]
+    scale = 0.0
+    for i in range(size):
+        for j in range(size):
+            scale = max(scale, abs(K[i, j]))
+    if not scale > 0.0 or not np.isfinite(scale):
         return False
-    if not np.all(np.isfinite(solution)):
-        return False
-    x[:] = solution[:n]
-    if m and np.min(solution[n:]) < -KKT_TOLERANCE * (1.0 + np.max(np.abs(solution[n:]))):
-        return False  # a constraint that pulls: the active set has changed
-    slack = C @ x - b
-    return bool(np.min(slack) >= -KKT_TOLERANCE * (1.0 + np.max(np.abs(x))) * (1.0 + np.max(np.abs(C))))
+    for col in range(size):
+        pivot = col
+        for i in range(col + 1, size):
+            if abs(K[i, col]) > abs(K[pivot, col]):
+                pivot = i
+        if not abs(K[pivot, col]) > 1e-14 * scale:
+            return False
+        if pivot != col:
+            for j in range(col, size):
+                K[col, j], K[pivot, j] = K[pivot, j], K[col, j]
+            rhs[col], rhs[pivot] = rhs[pivot], rhs[col]
+        for i in range(col + 1, size):
+            factor = K[i, col] / K[col, col]
+            if factor != 0.0:
+                for j in range(col, size):
+                    K[i, j] -= factor * K[col, j]
+                rhs[i] -= factor * rhs[col]
+    for i in range(size - 1, -1, -1):
+        y = rhs[i]
+        for j in range(i + 1, size):
+            y -= K[i, j] * rhs[j]
+        rhs[i] = y / K[i, i]
+    for i in range(size):
+        if not np.isfinite(rhs[i]):
+            return False
+    return True
 
 
 def compile_kernels() -> None:
@@ -262,6 +447,7 @@ def compile_kernels() -> None:
     problem = qp.problem_at(np.eye(6), np.eye(3))
     x = np.empty(qp.n)
     _solve_on_active_set(problem.H, problem.A, np.ones(6), problem.C, problem.b, np.zeros(len(problem.b), np.bool_), x)
+    qp.remove_contact_forces(np.eye(6), np.array([0.0, 0.0, 0.0, 1.0]), np.ones(6), np.ones(6))
 
 
 def _unit(v) -> np.ndarray:

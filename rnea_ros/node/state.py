@@ -193,7 +193,7 @@ class LiveModel:
         zero = np.zeros(self.model.nv)
         self.model.inverse_dynamics(q0, zero, zero)
         if self.contacts is not None:
-            self.contacts.jacobian_transpose(q0)
+            self.model.with_contact_terms(q0, zero, zero, None, self.contacts.links)
             contact_forces.compile_kernels()
 
     def contact_qp(self, settings: Settings) -> ContactForceQP:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
-from rnea_ros.dynamics.rotations import quaternion_matrix
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import Inputs, LiveModel
 
@@ -108,27 +107,27 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     q = np.concatenate([base.q, inputs.q])
     qd = np.concatenate([base.v, inputs.qd])
     qdd = np.concatenate([base_qdd, inputs.qdd])
-    tau = live.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
-    gravity = live.model.gravity_torques(q)
     contact_wrenches = None
-    if live.contacts is not None and settings.contact_distribution == "qp":
+    if live.contacts is None:
+        tau = live.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
+        gravity = live.model.gravity_torques(q)
+    elif settings.contact_distribution == "qp":
         qp = live.contact_qp(settings)
-        JT = live.contacts.jacobian_transpose(q, qp.components)  # point contacts: forces only
-        problem = qp.problem_at(JT[:BASE_DOFS], quaternion_matrix(base.q[3:7]))
-        f, f_gravity = problem.solve(tau[:BASE_DOFS], "tau"), problem.solve(gravity[:BASE_DOFS], "gravity")
-        tau = tau - JT @ f.compact
-        gravity = gravity - JT @ f_gravity.compact
-        contact_wrenches = live.contacts.wrenches(f.wrenches)
-    elif live.contacts is not None:
-        JT = live.contacts.jacobian_transpose(q)
+        tau, gravity, JT = live.model.with_contact_terms(  # point contacts: forces only
+            q, qd, qdd, inputs.wrenches, live.contacts.links, qp.components
+        )
+        tau, gravity, f = qp.remove_contact_forces(JT, base.q[3:7], tau, gravity)
+        contact_wrenches = live.contacts.wrenches(f)
+    else:
+        tau, gravity, JT = live.model.with_contact_terms(q, qd, qdd, inputs.wrenches, live.contacts.links)
         f = live.contacts.distribute(JT, tau[:BASE_DOFS])
         f_gravity = live.contacts.distribute(JT, gravity[:BASE_DOFS])
         tau = tau - JT @ f
         gravity = gravity - JT @ f_gravity
+        if not math.isfinite(float(tau.sum() + gravity.sum())):  # one NaN or ±inf makes the sum so
+            raise ValueError("the contact distribution gave non-finite torques")
         contact_wrenches = live.contacts.wrenches(f)
     joints = tau[BASE_DOFS:]
-    if not math.isfinite(float(tau.sum() + gravity.sum())):  # one NaN or ±inf makes the sum so
-        raise ValueError("the contact distribution gave non-finite torques")
     joints, held = with_corrections(live, inputs, joints, gravity[BASE_DOFS:])
     commands, clipped = effort_commands(live, inputs, settings, joints, held)
     return Outputs(
