@@ -7,7 +7,7 @@ run. Solo12 standing on four point feet (12 unknowns, 36 inequalities), the base
 Prints per solver the median and 99th percentile of one solve, the ratio to quadprog, and the
 largest difference of its forces from quadprog's (the answers must agree); then rnea_node's
 own compute time per joint_states (its core, in process) with contact_distribution qp and
-minimum_norm.
+minimum_norm, and without contacts (inverse dynamics and gravity alone: the floor).
 """
 
 from __future__ import annotations
@@ -86,21 +86,24 @@ def main() -> None:
     jac_times, _ = timed(lambda q: model.wrench_jacobian_transpose(q, FEET), [(model.neutral_configuration(),)] * 200)
     print(f"  {'minimum norm':<18} p50 {np.median(norm_times):8.1f}  (the contact Jacobian itself: p50 "
           f"{np.median(jac_times):.1f} µs)")  # fmt: skip
-    print("rnea_node's compute time per joint_states (Solo12, four feet, its own measurement) [µs]:")
-    node_times = {kind: node_compute_times(kind, args.states) for kind in ("minimum_norm", "qp")}
+    print("rnea_node's compute time per joint_states (Solo12, its own measurement) [µs]:")
+    node_times = {kind: node_compute_times(kind, args.states) for kind in ("no contacts", "minimum_norm", "qp")}
     for kind, times in node_times.items():
         ratio = np.median(times) / np.median(node_times["minimum_norm"])
         print(f"  {kind:<18} p50 {np.median(times):8.1f}  p99 {np.percentile(times, 99):8.1f}  ×{ratio:5.2f}")
 
 
 def node_compute_times(distribution: str, count: int) -> np.ndarray:
-    """What RneaCore records as compute time (inputs → outputs) for ``count`` joint_states."""
+    """What RneaCore records as compute time (inputs → outputs) for ``count`` joint_states, with
+    four feet distributed by ``distribution`` ("no contacts": ID and g alone, the floor)."""
     from rnea_ros.node.core import RneaCore, build_live_model
     from rnea_ros.node.settings import Settings
 
+    with_contacts = distribution != "no contacts"
     settings = Settings(
-        floating_base=True, contact_links=tuple(FEET), contact_distribution=distribution,
-        friction_coefficient=0.8, future_stamp_tolerance=1e12,
+        floating_base=True, contact_links=tuple(FEET) if with_contacts else (),
+        contact_distribution=distribution if with_contacts else "qp", friction_coefficient=0.8,
+        future_stamp_tolerance=1e12,
     )  # fmt: skip
     core = RneaCore(settings)
     core.load(build_live_model(robot_urdf("solo_description/robots/solo12.urdf"), settings))

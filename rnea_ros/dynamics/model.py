@@ -415,6 +415,22 @@ class RobotModel:
             raise self._input_error(status, q, qd, qdd)
         return tau, g, JT
 
+    def contact_kernel_arrays(
+        self, links: list[str], components: tuple[int, ...] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(joints, bodies, work, F_unit): what ``kernel.with_contact_terms`` takes besides the state
+        and the outputs, for a caller that calls it from its own kernel. ``work`` is this model's
+        buffer: one thread at a time, as for every method."""
+        return self._joints, self._bodies, self._work, self._unit_wrench_stack(links, components)
+
+    def kernel_external_forces(self, wrenches: Mapping[str, object] | None) -> np.ndarray:
+        """The kernel's f_ext (bodies, 6) of ``wrenches`` at one state (see ``inverse_dynamics``)."""
+        return (self._f_ext(wrenches, self._zero_v) if wrenches else self._no_f_ext)[0]
+
+    def status_error(self, status: int, q, qd, qdd) -> ValueError:
+        """The error a kernel's ``status`` (not OK) means for the inputs (q, qd, qdd)."""
+        return self._input_error(status, q, qd, qdd)
+
     def _unit_wrench_stack(self, links: list[str], components: tuple[int, ...] | None) -> np.ndarray:
         """The kernel f_ext of each column of ``wrench_jacobian_transpose`` (cached per links and components)."""
         components = tuple(components) if components is not None else (6,) * len(links)

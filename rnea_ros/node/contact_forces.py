@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.compiled import entry_point
+from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.spatial import quaternion_to_rotation
 
 FACETS = 8
@@ -132,12 +134,11 @@ class ContactForceQP:
         )
         self._normals = np.array(self.normals)
         self._active_sets: dict = {}  # shared by the problems of successive states: the warm start
-        # remove_contact_forces: its work buffers and the last active sets of τ's and g's series
+        # ContactConsistentTorques: the work buffers and the last active sets of τ's and g's series
         m = len(self._b)
         self._A, self._H, self._to_link = np.empty((6, self.n)), np.empty((self.n, self.n)), np.zeros((self.n, self.n))
         self._C_now, self._X = self._C.copy(), np.empty((2, self.n))
         self._active_sets_by_series = np.zeros((2, m), dtype=np.bool_)
-        self._warm_started_kernel = None  # its compiled entry point, at the first call
 
     def problem(self, JT_base: np.ndarray, R_world_links: list[np.ndarray]) -> ContactProblem:
         """The QP at one state, for any base residual; ``JT_base`` the base rows of the link-frame
@@ -154,39 +155,32 @@ class ContactForceQP:
         _link_rotations(JT_base, np.ascontiguousarray(R_world_base, dtype=float), self.offsets, rotations)
         return self._problem(JT_base, rotations)
 
-    def remove_contact_forces(
-        self, JT: np.ndarray, base_quaternion: np.ndarray, tau: np.ndarray, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(τ − Jᵀf, g − Jᵀf_g, f as link-frame wrenches, 6 per contact), with f and f_g this QP's
-        contact forces for the base rows of τ and of g: ``problem_at`` and ``ContactProblem.solve``
-        for both in one kernel call (the node's hot path). ``JT`` is the contact Jacobian with
-        ``components`` columns per contact (all rows), ``base_quaternion`` the base's [x, y, z, w]
-        at the same state. Each series, τ's and g's, is warm-started from its own last active set.
-        The base rows of the results are what admissible contact forces could not provide."""
-        nv = JT.shape[0]
-        if JT.shape[1] != self.n or tau.shape != (nv,) or gravity.shape != (nv,) or len(base_quaternion) != 4:
-            raise ValueError(
-                f"a contact Jacobian {JT.shape} for contacts of {self.components}, τ {tau.shape}, "
-                f"g {gravity.shape} and a quaternion of {len(base_quaternion)}"
-            )
-        tau, gravity = np.ascontiguousarray(tau, dtype=float), np.ascontiguousarray(gravity, dtype=float)
-        JT = np.ascontiguousarray(JT, dtype=float)
-        A, H, to_link, C, X = self._A, self._H, self._to_link, self._C_now, self._X
-        active = self._active_sets_by_series
-        torques, wrenches = np.empty((2, nv)), np.empty(6 * len(self.contacts))
-        args = (
-            JT, np.ascontiguousarray(base_quaternion, dtype=float), tau, gravity, self.offsets, self._normals,
-            self._sole_limits, self._cone_count, REGULARISATION, self._b, active, A, H, to_link, C, X,
-            self.columns, torques, wrenches,
+    def kernel_arrays(self) -> tuple:
+        """What ``_contact_forces_warm_started`` takes after the state's JT, quaternion, τ and g:
+        the constants, the warm start (the last active sets of τ's and g's series) and the work
+        buffers."""
+        return (
+            self.offsets, self._normals, self._sole_limits, self._cone_count, REGULARISATION, self._b,
+            self._active_sets_by_series, self._A, self._H, self._to_link, self._C_now, self._X, self.columns,
         )  # fmt: skip
-        if self._warm_started_kernel is None:
-            self._warm_started_kernel = entry_point(_contact_forces_warm_started, *args)
-        status = self._warm_started_kernel(*args)
-        if status & (TAU_UNSOLVED | GRAVITY_UNSOLVED):  # a new active set (contacts changing), or the first state
+
+    def finish(
+        self,
+        status: int,
+        JT: np.ndarray,
+        tau: np.ndarray,
+        gravity: np.ndarray,
+        torques: np.ndarray,
+        wrenches: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """After ``_contact_forces_warm_started`` returned ``status``: quadprog from scratch for a
+        series whose active set changed (contacts changing, or the first state), then the results."""
+        if status & (TAU_UNSOLVED | GRAVITY_UNSOLVED):
+            H, A, X, active = self._H, self._A, self._X, self._active_sets_by_series
             for k, (residual, unsolved) in enumerate(((tau[:6], TAU_UNSOLVED), (gravity[:6], GRAVITY_UNSOLVED))):
                 if status & unsolved:
-                    X[k], active[k] = _solve_with_quadprog(H, A, residual.copy(), C, self._b)
-            status = _subtract_contact_forces(JT, tau, gravity, to_link, X, self.columns, torques, wrenches)
+                    X[k], active[k] = _solve_with_quadprog(H, A, residual.copy(), self._C_now, self._b)
+            status = _subtract_contact_forces(JT, tau, gravity, self._to_link, X, self.columns, torques, wrenches)
         if status:
             raise ValueError("the contact forces gave non-finite torques")
         return torques[0], torques[1], wrenches
@@ -440,14 +434,74 @@ def _solve_in_place(K, rhs) -> bool:
     return True
 
 
-def compile_kernels() -> None:
-    """Compiles (or loads from numba's cache) the functions of the QP on a one-sole problem, so
-    that the first state of a live model does not wait for them."""
-    qp = ContactForceQP([Contact("sole", (0.1, 0.05))], np.array([0.0, 0.0, -9.81]))
-    problem = qp.problem_at(np.eye(6), np.eye(3))
-    x = np.empty(qp.n)
-    _solve_on_active_set(problem.H, problem.A, np.ones(6), problem.C, problem.b, np.zeros(len(problem.b), np.bool_), x)
-    qp.remove_contact_forces(np.eye(6), np.array([0.0, 0.0, 0.0, 1.0]), np.ones(6), np.ones(6))
+class ContactConsistentTorques:
+    """τ and g of a floating-base robot on its contact links with the contacts' share removed,
+    (τ − Jᵀf, g − Jᵀf_g, f), f and f_g the QP's contact forces for the base rows of τ and of g,
+    from the base's and the joints' states. The state's assembly, ``RobotModel.with_contact_terms``,
+    ``ContactForceQP.problem_at`` and ``ContactProblem.solve`` for both in one kernel call: the
+    node's hot path (each Python call costs microseconds, more than the work). Each series, τ's
+    and g's, is warm-started from its own last active set. The base rows of the results are what
+    admissible contact forces could not provide."""
+
+    def __init__(self, model: RobotModel, links: list[str], qp: ContactForceQP) -> None:
+        if not model.floating_base:
+            raise ValueError("contact forces need a floating base")
+        self.model, self.qp = model, qp
+        nv = model.nv
+        self._shapes = ((7,), (6,), (6,), (nv - 6,), (nv - 6,), (nv - 6,))
+        # the kernel's work: the whole state, τ, g and the contact Jacobian, then the QP's
+        self._q, self._qd, self._qdd = np.empty(model.nq), np.empty(nv), np.empty(nv)
+        self._tau, self._g, self._JT = np.empty(nv), np.empty(nv), np.empty((nv, qp.n))
+        self._constants = (
+            *model.contact_kernel_arrays(links, qp.components),
+            self._q, self._qd, self._qdd, self._tau, self._g, self._JT, *qp.kernel_arrays(),
+        )  # fmt: skip
+        self._kernel = None  # its compiled entry point, at the first call
+
+    def __call__(
+        self, q_base, v_base, qdd_base, q, qd, qdd, wrenches=None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``q_base`` [x, y, z, qx, qy, qz, qw], ``v_base`` and ``qdd_base`` [v, ω] (base frame),
+        the joints' ``q``, ``qd``, ``qdd`` in model order and the measured ``wrenches`` (as for
+        ``RobotModel.inverse_dynamics``); returns (τ, g, f), nv and 6 per contact."""
+        c = np.ascontiguousarray
+        state = (c(q_base, float), c(v_base, float), c(qdd_base, float), c(q, float), c(qd, float), c(qdd, float))
+        if tuple(x.shape for x in state) != self._shapes:
+            raise ValueError(f"state shapes {[x.shape for x in state]}, expected {list(self._shapes)}")
+        torques, f = np.empty((2, self.model.nv)), np.empty(6 * len(self.qp.contacts))
+        args = (*state, self.model.kernel_external_forces(wrenches), torques, f, *self._constants)
+        if self._kernel is None:
+            self._kernel = entry_point(_contact_consistent_torques, *args)
+        dynamics_status, status = self._kernel(*args)
+        if dynamics_status != kernel.OK:
+            raise self.model.status_error(dynamics_status, self._q, self._qd, self._qdd)
+        if status:
+            return self.qp.finish(status, self._JT, self._tau, self._g, torques, f)
+        return torques[0], torques[1], f
+
+
+@njit(cache=True)
+def _contact_consistent_torques(
+    q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, torques, wrenches,
+    joints, bodies, work, F_unit, q, qd, qdd, tau, g, JT,
+    offsets, normals, sole_limits, first_sole_row, regularisation, b, active, A, H, to_link, C, X, columns,
+) -> tuple[int, int]:  # fmt: skip
+    """The state assembled, ``kernel.with_contact_terms``, then ``_contact_forces_warm_started``:
+    (the dynamics' status, the QP's)."""
+    q[:7] = q_base
+    q[7:] = q_joints
+    qd[:6] = v_base
+    qd[6:] = qd_joints
+    qdd[:6] = qdd_base
+    qdd[6:] = qdd_joints
+    status = kernel.with_contact_terms(joints, bodies, q, qd, qdd, f_ext, F_unit, work, tau, g, JT)
+    if status != kernel.OK:
+        return status, 0
+    qp_status = _contact_forces_warm_started(
+        JT, q[3:7], tau, g, offsets, normals, sole_limits, first_sole_row, regularisation, b, active,
+        A, H, to_link, C, X, columns, torques, wrenches,
+    )  # fmt: skip
+    return kernel.OK, qp_status
 
 
 def _unit(v) -> np.ndarray:

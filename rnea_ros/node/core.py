@@ -24,7 +24,7 @@ from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.node import diagnostics
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
-from rnea_ros.node.torques import Outputs, compute_outputs
+from rnea_ros.node.torques import Outputs, compile_kernels, compute_outputs
 
 
 def read_corrections(path: str) -> Corrections:
@@ -62,6 +62,7 @@ def build_live_model(description: str, settings: Settings) -> LiveModel:
         description, floating_base=settings.floating_base, gravity=settings.gravity, strict=settings.strict_inertia
     )
     live = LiveModel(model, settings.command_joints, settings.contact_links, description)
+    compile_kernels()
     try:
         settings.check_gains(len(live.command_order))
     except ValueError as error:

@@ -20,8 +20,7 @@ from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.corrections import JointArrays, Payload
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
-from rnea_ros.node import contact_forces
-from rnea_ros.node.contact_forces import Contact, ContactForceQP
+from rnea_ros.node.contact_forces import Contact, ContactConsistentTorques, ContactForceQP
 from rnea_ros.node.settings import Settings
 
 MAX_CACHED_NAME_LISTS = 64
@@ -177,7 +176,7 @@ class LiveModel:
         self.corrections: JointArrays | None = None  # friction, armature, offset of this model's joints
         self.payload: Payload | None = None  # merged into ``model`` (not into ``urdf_model``)
         self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
-        self._contact_qp: tuple[tuple, ContactForceQP] | None = None
+        self._contact_torques: tuple[tuple, ContactConsistentTorques] | None = None
         self._prove_it_computes()
 
     @property
@@ -188,25 +187,28 @@ class LiveModel:
 
     def _prove_it_computes(self) -> None:
         """A model that cannot give finite torques at its neutral state must never go live
-        (ValueError); this also caches the contact Jacobian's unit wrenches before any message."""
+        (ValueError); with contacts, both distributions run once, which also compiles (or loads)
+        their kernels and caches the contact Jacobian's unit wrenches before any message."""
         q0 = self.model.neutral_configuration()
         zero = np.zeros(self.model.nv)
         self.model.inverse_dynamics(q0, zero, zero)
         if self.contacts is not None:
-            self.model.with_contact_terms(q0, zero, zero, None, self.contacts.links)
-            contact_forces.compile_kernels()
+            links = self.contacts.links
+            self.model.with_contact_terms(q0, zero, zero, None, links)
+            qp = ContactForceQP([Contact(link) for link in links], self.model.gravity)
+            ContactConsistentTorques(self.model, links, qp)(q0[:7], zero[:6], zero[:6], q0[7:], zero[6:], zero[6:])
 
-    def contact_qp(self, settings: Settings) -> ContactForceQP:
+    def contact_torques(self, settings: Settings) -> ContactConsistentTorques:
         """The QP contact distribution for these settings (built once per set of values)."""
         key = (settings.friction_coefficient, settings.min_normal_force, settings.sole_size, settings.contact_normals)
-        cached = self._contact_qp
+        cached = self._contact_torques
         if cached is None or cached[0] != key:
             shapes = settings.contact_shapes()  # the live model's contact_links are the settings' (read-only)
             contacts = [
                 Contact(link, half, normal) for link, (half, normal) in zip(self.contacts.links, shapes, strict=True)
             ]
             qp = ContactForceQP(contacts, self.model.gravity, settings.friction_coefficient, settings.min_normal_force)
-            cached = self._contact_qp = (key, qp)
+            cached = self._contact_torques = (key, ContactConsistentTorques(self.model, self.contacts.links, qp))
         return cached[1]
 
     def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:

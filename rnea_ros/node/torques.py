@@ -17,10 +17,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import Inputs, LiveModel
+
+_NO_BASE_ACCELERATION = np.zeros(BASE_DOFS)
 
 
 @dataclass(frozen=True)
@@ -78,66 +81,83 @@ def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:
 def effort_commands(
     live: LiveModel, inputs: Inputs, settings: Settings, tau: np.ndarray, gravity: np.ndarray
 ) -> tuple[np.ndarray, int]:
-    """The commands in ``command_joints`` order and how many were clipped (see the module docstring).
-    On the hot path: nothing is copied or clipped that need not be."""
+    """The commands in ``command_joints`` order and how many were clipped (see the module docstring)."""
     source = settings.command_source
     u = tau if source == "inverse_dynamics" else gravity if source == "gravity" else live.zeros
     if settings.feedback and inputs.q_desired is not None and inputs.qd_desired is not None:
         kp, kd = live.gains(settings)
         u = u + np.nan_to_num(kp * (inputs.q_desired - inputs.q_measured), nan=0.0)
         u = u + np.nan_to_num(kd * (inputs.qd_desired - inputs.qd_measured), nan=0.0)
-    commands = u[live.command_order]  # a new array: clipping it leaves τ alone
-    limits = live.command_limits  # finite: NaN and ±inf fail the one test of the usual path
-    if (np.abs(commands) <= limits).all():
-        return commands, 0
-    if not np.isfinite(commands).all():
+    commands = np.empty(len(live.command_order))  # a new array: clipping it leaves τ alone
+    clipped = _in_command_order_clipped(u, live.command_order, live.command_limits, commands)
+    if clipped < 0:
         raise ValueError("effort_commands are not finite")
-    outside = np.abs(commands) > limits
-    np.clip(commands, -limits, limits, out=commands)
-    return commands, int(outside.sum())
+    return commands, clipped
+
+
+def compile_kernels() -> None:
+    """Compiles (or loads from numba's cache) the commands' kernel, so that the first state does not wait for it."""
+    _in_command_order_clipped(np.zeros(1), np.zeros(1, dtype=np.intp), np.ones(1), np.empty(1))
+
+
+@njit(cache=True)
+def _in_command_order_clipped(u, order, limits, commands) -> int:
+    """commands = u[order] clipped to ±limits; how many were clipped, or −1 when one is not finite."""
+    clipped = 0
+    for k in range(len(order)):
+        command = u[order[k]]
+        if not math.isfinite(command):
+            return -1
+        if abs(command) > limits[k]:
+            command = math.copysign(limits[k], command)
+            clipped += 1
+        commands[k] = command
+    return clipped
 
 
 def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Outputs:
     """Joint torques at the base state from odometry or IMU; the base rows of τ are the residual
-    wrench, distributed onto contact_links when set."""
+    wrench, distributed onto contact_links when set (by the QP: one kernel call for the whole state)."""
     base = inputs.base
     base_qdd = (
-        np.zeros(BASE_DOFS) if inputs.base_acceleration is None else base_acceleration(inputs.base_acceleration, base.v)
+        _NO_BASE_ACCELERATION
+        if inputs.base_acceleration is None
+        else base_acceleration(inputs.base_acceleration, base.v)
     )
+    if live.contacts is not None and settings.contact_distribution == "qp":
+        contact_torques = live.contact_torques(settings)  # point contacts: forces only
+        tau, gravity, f = contact_torques(base.q, base.v, base_qdd, inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
+        return _floating_base_outputs(live, inputs, settings, tau, gravity, live.contacts.wrenches(f))
     q = np.concatenate([base.q, inputs.q])
     qd = np.concatenate([base.v, inputs.qd])
     qdd = np.concatenate([base_qdd, inputs.qdd])
-    contact_wrenches = None
     if live.contacts is None:
         tau = live.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
         gravity = live.model.gravity_torques(q)
-    elif settings.contact_distribution == "qp":
-        qp = live.contact_qp(settings)
-        tau, gravity, JT = live.model.with_contact_terms(  # point contacts: forces only
-            q, qd, qdd, inputs.wrenches, live.contacts.links, qp.components
-        )
-        tau, gravity, f = qp.remove_contact_forces(JT, base.q[3:7], tau, gravity)
-        contact_wrenches = live.contacts.wrenches(f)
-    else:
-        tau, gravity, JT = live.model.with_contact_terms(q, qd, qdd, inputs.wrenches, live.contacts.links)
-        f = live.contacts.distribute(JT, tau[:BASE_DOFS])
-        f_gravity = live.contacts.distribute(JT, gravity[:BASE_DOFS])
-        tau = tau - JT @ f
-        gravity = gravity - JT @ f_gravity
-        if not math.isfinite(float(tau.sum() + gravity.sum())):  # one NaN or ±inf makes the sum so
-            raise ValueError("the contact distribution gave non-finite torques")
-        contact_wrenches = live.contacts.wrenches(f)
-    joints = tau[BASE_DOFS:]
-    joints, held = with_corrections(live, inputs, joints, gravity[BASE_DOFS:])
+        return _floating_base_outputs(live, inputs, settings, tau, gravity, None)
+    tau, gravity, JT = live.model.with_contact_terms(q, qd, qdd, inputs.wrenches, live.contacts.links)
+    f = live.contacts.distribute(JT, tau[:BASE_DOFS])
+    f_gravity = live.contacts.distribute(JT, gravity[:BASE_DOFS])
+    tau = tau - JT @ f
+    gravity = gravity - JT @ f_gravity
+    if not math.isfinite(float(tau.sum() + gravity.sum())):  # one NaN or ±inf makes the sum so
+        raise ValueError("the contact distribution gave non-finite torques")
+    contact_wrenches = live.contacts.wrenches(f)
+    return _floating_base_outputs(live, inputs, settings, tau, gravity, contact_wrenches)
+
+
+def _floating_base_outputs(
+    live: LiveModel,
+    inputs: Inputs,
+    settings: Settings,
+    tau: np.ndarray,
+    gravity: np.ndarray,
+    contact_wrenches: dict[str, np.ndarray] | None,
+) -> Outputs:
+    """The outputs of τ and g with base rows: the joints' rows, corrected and commanded; the base
+    rows are the residual."""
+    joints, held = with_corrections(live, inputs, tau[BASE_DOFS:], gravity[BASE_DOFS:])
     commands, clipped = effort_commands(live, inputs, settings, joints, held)
     return Outputs(
-        live,
-        inputs.q,
-        inputs.qd,
-        joints,
-        commands,
-        gravity[BASE_DOFS:],
-        tau[:BASE_DOFS],
-        contact_wrenches,
-        clipped,
+        live, inputs.q, inputs.qd, joints, commands, gravity[BASE_DOFS:], tau[:BASE_DOFS], contact_wrenches, clipped
     )

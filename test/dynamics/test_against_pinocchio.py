@@ -99,3 +99,37 @@ def test_wrench_jacobian_transpose_is_pinocchios_frame_jacobian(path, floating, 
         )
         for i in range(6):
             assert_close(JT[:, 6 * k + i], reference.tau_to_ours(J.T[:, i]))
+
+
+@pytest.mark.parametrize(
+    "path, links, components",
+    [
+        ("solo_description/robots/solo12.urdf", ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"], (3, 3, 3, 3)),
+        ("talos_data/robots/talos_reduced.urdf", ["left_sole_link", "right_sole_link"], (6, 6)),
+        ("anymal_b_simple_description/robots/anymal.urdf", ["LF_FOOT", "RH_FOOT", "imu_link"], (3, 6, 3)),
+    ],
+)
+def test_with_contact_terms_is_pinocchios_rnea_gravity_and_frame_jacobian(path, links, components):
+    """The node's one-call (τ, g, Jᵀ) at random states with a measured wrench: Pinocchio's rnea,
+    generalized gravity and LOCAL frame Jacobians (their first ``components`` columns per link)."""
+    urdf = robot_urdf(path, strip_mimic=True)
+    model = RobotModel.from_urdf(urdf, floating_base=True)
+    reference = PinocchioReference(urdf, model)
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        q, qd, qdd = random_state(model, rng)
+        wrenches = {links[0]: rng.normal(0, 5.0, 6)}
+        tau, g, JT = model.with_contact_terms(q, qd, qdd, wrenches, links, components)
+        assert_close(tau, reference.inverse_dynamics(q, qd, qdd, wrenches))
+        assert_close(g, reference.gravity_torques(q))
+        pin_q = reference.q(q)
+        pin.computeJointJacobians(reference.model, reference.data, pin_q)
+        pin.framesForwardKinematics(reference.model, reference.data, pin_q)
+        column = 0
+        for link, count in zip(links, components, strict=True):
+            frame = reference.model.getFrameId(link)
+            J = pin.getFrameJacobian(reference.model, reference.data, frame, pin.ReferenceFrame.LOCAL)
+            for i in range(count):
+                assert_close(JT[:, column], reference.tau_to_ours(J.T[:, i]))
+                column += 1
+        assert column == JT.shape[1]

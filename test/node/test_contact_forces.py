@@ -11,8 +11,17 @@ import pytest
 
 from rnea_ros import RobotModel
 from rnea_ros.dynamics.contacts import ContactLinks
-from rnea_ros.dynamics.rotations import matrix_quaternion
-from rnea_ros.node.contact_forces import Contact, ContactForceQP
+from rnea_ros.dynamics.rotations import matrix_quaternion, quaternion_matrix
+from rnea_ros.node.contact_forces import Contact, ContactConsistentTorques, ContactForceQP, _solve_in_place
+from rnea_ros.testing.legged import (
+    SOLO_FEET,
+    SOLO_URDF,
+    TALOS_SOLE_SIZE,
+    TALOS_SOLES,
+    TALOS_URDF,
+    solo_standing_pose,
+    talos_half_sitting,
+)
 from rnea_ros.testing.random_urdf import joint_xml, robot_xml
 
 MASS, G = 10.0, 9.81
@@ -152,3 +161,85 @@ def test_the_warm_started_solution_is_quadprogs_along_a_sequence_of_states(angle
         warm = problem.solve(residual, "sequence").x
         cold = quadprog.solve_qp(problem.H, problem.A.T @ residual, problem.C.T, problem.b, 0)[0]
         np.testing.assert_allclose(warm, cold, atol=1e-5 * (1.0 + np.abs(cold).max()))
+
+
+def reference_contact_torques(model, qp, links, q, qd, qdd):
+    """(τ − Jᵀf, g − Jᵀf_g, f) from the general pieces: the model's ID, g and 6-column contact
+    Jacobian, the links' rotations by forward kinematics, the QP of ``qp.problem`` and quadprog
+    from scratch."""
+    import quadprog
+
+    tau, g = model.inverse_dynamics(q, qd, qdd), model.gravity_torques(q)
+    JT = model.wrench_jacobian_transpose(q, links)
+    R_base = quaternion_matrix(q[3:7])
+    problem = qp.problem(JT[:6], [R_base @ model.link_rotation_in_base(link, q, qd)[0] for link in links])
+    results = []
+    for torques in (tau, g):
+        x = quadprog.solve_qp(problem.H, problem.A.T @ torques[:6], problem.C.T, problem.b, 0)[0]
+        wrenches = np.zeros(6 * len(links))
+        wrenches[qp.columns] = problem.to_link @ x
+        results.append((torques - JT @ wrenches, wrenches))
+    return results[0][0], results[1][0], results[0][1]
+
+
+@pytest.mark.parametrize("robot", ["solo12", "talos"])
+def test_the_one_call_hot_path_is_the_general_pieces_and_quadprog_along_a_sequence(robot):
+    """ContactConsistentTorques (state, ID, g, Jacobian, QP matrices, warm-started solves in one
+    kernel call) against the general pieces and quadprog from scratch, along 40 states whose base
+    tilts from 0 to 39° and accelerates sideways more and more: no active constraint at first,
+    then friction faces (and for Talos's soles the centre of pressure's edges), infeasible at the end."""
+    if robot == "solo12":
+        model, links = RobotModel.from_urdf(SOLO_URDF, floating_base=True), list(SOLO_FEET)
+        pose, contacts = solo_standing_pose(model.joint_names), [Contact(link) for link in links]
+    else:
+        model, links = RobotModel.from_urdf(TALOS_URDF, floating_base=True), list(TALOS_SOLES)
+        pose = talos_half_sitting(model.joint_names)
+        contacts = [Contact(link, (TALOS_SOLE_SIZE[0] / 2, TALOS_SOLE_SIZE[1] / 2)) for link in links]
+    fused = ContactConsistentTorques(model, links, ContactForceQP(contacts, model.gravity, 0.5, 1.0))
+    general = ContactForceQP(contacts, model.gravity, 0.5, 1.0)
+    rng = np.random.default_rng(5)
+    quadprog_calls, worst = 0, np.zeros(3)
+    for step in range(40):
+        q = model.neutral_configuration()
+        q[3:7] = matrix_quaternion(tilted(math.radians(step)))
+        q[7:] = pose + rng.normal(0, 0.02, len(pose))
+        qd = rng.normal(0, 0.2, model.nv)
+        qdd = np.r_[0.0, 0.3 * step, 0.0, 0.0, 0.0, 0.0, rng.normal(0, 0.5, model.nv - 6)]
+        before = fused.qp._active_sets_by_series.copy()
+        tau, g, f = fused(q[:7], qd[:6], qdd[:6], q[7:], qd[6:], qdd[6:])
+        quadprog_calls += int(not np.array_equal(before, fused.qp._active_sets_by_series))
+        tau_ref, g_ref, f_ref = reference_contact_torques(model, general, links, q, qd, qdd)
+        scale = 1.0 + np.abs(tau_ref).max() + np.abs(g_ref).max()
+        differences = [np.abs(a - b).max() / scale for a, b in ((tau, tau_ref), (g, g_ref), (f, f_ref))]
+        worst = np.maximum(worst, differences)
+    print(f"{robot}: largest differences (τ, g, f) {worst} of the torques' scale; {quadprog_calls} active sets")
+    # the forces to the conditioning of H (ε = 1e-9 of its largest entry), the torques better
+    assert worst[:2].max() < 1e-6 and worst[2] < 1e-5
+    assert 2 <= quadprog_calls < 40  # the warm start served some states, and the active sets did change
+    assert np.linalg.norm(tau[:6]) > 1.0  # the last state is infeasible: a residual is left
+
+
+def test_the_one_call_hot_path_refuses_bad_states():
+    model = box(CORNERS)
+    fused = ContactConsistentTorques(model, list(CORNERS), ContactForceQP([Contact(c) for c in CORNERS], model.gravity))
+    q, zero = model.neutral_configuration(), np.zeros(6)
+    fused(q[:7], zero, zero, q[7:], q[7:], q[7:])  # a box has no joints: empty joint states
+    with pytest.raises(ValueError, match="state shapes"):
+        fused(q[:7], zero, zero, np.zeros(1), q[7:], q[7:])
+    with pytest.raises(ValueError, match="finite"):
+        fused(np.r_[0.0, np.nan, 0.0, 0.0, 0.0, 0.0, 1.0], zero, zero, q[7:], q[7:], q[7:])
+    with pytest.raises(ValueError, match="unit norm"):
+        fused(np.r_[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0], zero, zero, q[7:], q[7:], q[7:])
+
+
+def test_gaussian_elimination_is_numpys_solve_and_sees_singular_systems():
+    rng = np.random.default_rng(2)
+    for size in (1, 6, 12, 30):
+        K, rhs = rng.normal(size=(size, size)), rng.normal(size=size)
+        y = rhs.copy()
+        assert _solve_in_place(K.copy(), y)
+        np.testing.assert_allclose(y, np.linalg.solve(K, rhs), rtol=1e-9, atol=1e-9)
+    singular = rng.normal(size=(5, 5))
+    singular[3] = 2.0 * singular[1]
+    assert not _solve_in_place(singular, np.ones(5))
+    assert not _solve_in_place(np.full((3, 3), np.nan), np.ones(3))
