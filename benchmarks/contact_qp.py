@@ -6,8 +6,9 @@ run. Solo12 standing on four point feet (12 unknowns, 36 inequalities), the base
 
 Prints per solver the median and 99th percentile of one solve, the ratio to quadprog, and the
 largest difference of its forces from quadprog's (the answers must agree); then rnea_node's
-own compute time per joint_states (its core, in process) with contact_distribution qp and
-minimum_norm, and without contacts (inverse dynamics and gravity alone: the floor).
+own compute time per joint_states (its core, in process; Solo12 on four point feet, Talos on two
+soles) with contact_distribution qp and minimum_norm, and without contacts (inverse dynamics and
+gravity alone: the floor).
 """
 
 from __future__ import annotations
@@ -21,9 +22,22 @@ from rnea_ros import RobotModel
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.rotations import matrix_quaternion, quaternion_matrix
 from rnea_ros.node.contact_forces import Contact, ContactForceQP
+from rnea_ros.testing.legged import (
+    SOLO_FEET,
+    SOLO_URDF,
+    TALOS_SOLE_SIZE,
+    TALOS_SOLES,
+    TALOS_URDF,
+    solo_standing_pose,
+    talos_half_sitting,
+)
 from rnea_ros.testing.reference import robot_urdf
 
 FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+NODE_ROBOTS = {  # name: (URDF, contact links, sole size, standing pose of the joint names)
+    "Solo12, four point feet": (SOLO_URDF, SOLO_FEET, [0.0, 0.0], solo_standing_pose),
+    "Talos, two soles": (TALOS_URDF, TALOS_SOLES, TALOS_SOLE_SIZE, talos_half_sitting),
+}
 
 
 def problems(model: RobotModel, count: int, rng: np.random.Generator):
@@ -86,36 +100,50 @@ def main() -> None:
     jac_times, _ = timed(lambda q: model.wrench_jacobian_transpose(q, FEET), [(model.neutral_configuration(),)] * 200)
     print(f"  {'minimum norm':<18} p50 {np.median(norm_times):8.1f}  (the contact Jacobian itself: p50 "
           f"{np.median(jac_times):.1f} µs)")  # fmt: skip
-    print("rnea_node's compute time per joint_states (Solo12, its own measurement) [µs]:")
-    node_times = {kind: node_compute_times(kind, args.states) for kind in ("no contacts", "minimum_norm", "qp")}
-    for kind, times in node_times.items():
-        ratio = np.median(times) / np.median(node_times["minimum_norm"])
-        print(f"  {kind:<18} p50 {np.median(times):8.1f}  p99 {np.percentile(times, 99):8.1f}  ×{ratio:5.2f}")
+    print("rnea_node's compute time per joint_states, its own measurement (the whole joint_states call) [µs]:")
+    for robot in NODE_ROBOTS:
+        node_times = {
+            kind: node_compute_times(robot, kind, args.states) for kind in ("no contacts", "minimum_norm", "qp")
+        }
+        floor = np.median(node_times["no contacts"][0])
+        for kind, (own, calls) in node_times.items():
+            print(
+                f"  {robot:<24} {kind:<14} p50 {np.median(own):6.1f}  p99 {np.percentile(own, 99):6.1f}  "
+                f"×{np.median(own) / floor:5.2f} the floor  ({np.median(calls):6.1f})"
+            )
 
 
-def node_compute_times(distribution: str, count: int) -> np.ndarray:
-    """What RneaCore records as compute time (inputs → outputs) for ``count`` joint_states, with
-    four feet distributed by ``distribution`` ("no contacts": ID and g alone, the floor)."""
+def node_compute_times(robot: str, distribution: str, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the node's own compute times, whole joint_states calls) [µs] of RneaCore for ``count``
+    joint_states of ``robot`` standing (``NODE_ROBOTS``), its contacts distributed by
+    ``distribution`` ("no contacts": ID and g alone, the floor); odometry before each."""
     from rnea_ros.node.core import RneaCore, build_live_model
+    from rnea_ros.node.diagnostics import ComputeTimes
     from rnea_ros.node.settings import Settings
 
+    urdf, links, sole_size, pose = NODE_ROBOTS[robot]
     with_contacts = distribution != "no contacts"
     settings = Settings(
-        floating_base=True, contact_links=tuple(FEET) if with_contacts else (),
+        floating_base=True, contact_links=tuple(links) if with_contacts else (),
         contact_distribution=distribution if with_contacts else "qp", friction_coefficient=0.8,
-        future_stamp_tolerance=1e12,
+        sole_size=tuple(sole_size), future_stamp_tolerance=1e12,
     )  # fmt: skip
     core = RneaCore(settings)
-    core.load(build_live_model(robot_urdf("solo_description/robots/solo12.urdf"), settings))
+    core.load(build_live_model(urdf, settings))
+    core.compute_times = ComputeTimes(window=count)
+    names = core.live.model.joint_names
+    pose = pose(names)
     rng = np.random.default_rng(1)
-    times = []
+    calls = []
     for k in range(count):
         core.odometry(np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0]), rng.normal(0, 0.05, 6), core.live.model.base_link)
-        q = np.tile([0.0, 0.8, -1.6], 4) + rng.normal(0, 0.05, 12)
+        q = pose + rng.normal(0, 0.05, len(pose))
         start = time.perf_counter()
-        core.joint_states(core.live.model.joint_names, q, rng.normal(0, 0.5, 12), True, 1.0 + k * 1e-3, lambda: 0.0)
-        times.append(time.perf_counter() - start)
-    return np.array(times[10:]) * 1e6
+        core.joint_states(names, q, rng.normal(0, 0.5, len(pose)), True, 1.0 + k * 1e-3, lambda: 0.0)
+        calls.append(time.perf_counter() - start)
+    own = core.compute_times.recent()
+    assert len(own) == count  # every joint_states computed
+    return np.array(own[10:]) * 1e6, np.array(calls[10:]) * 1e6
 
 
 def quadprog_solver():

@@ -34,6 +34,7 @@ import numpy as np
 import rclpy
 import yaml
 from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -91,6 +92,8 @@ class Run:
     contact_links: list[str] = field(default_factory=list)
     contact_position: np.ndarray | None = None
     contact_wrench: np.ndarray | None = None
+    # rnea_node's last /diagnostics values (compute time p50 [us], ...), when it ran
+    node_diagnostics: dict[str, str] = field(default_factory=dict)
 
     def positions(self, names: list[str]) -> np.ndarray:
         return self.q[:, [self.joint_names.index(name) for name in names]]
@@ -201,6 +204,10 @@ def run_closed_loop(
     node = Node("trajectory_publisher", namespace=namespace)
     publisher = TrajectoryPublisher(node, joints, trajectory, period) if trajectory is not None else None
     recorder = BagRecorder(node, bag) if bag is not None else None
+    node_diagnostics: dict[str, str] = {}
+    node.create_subscription(
+        DiagnosticArray, "/diagnostics", lambda msg: _keep_node_diagnostics(msg, namespace, node_diagnostics), 10
+    )
     sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
     controller = None
     started = time.monotonic()
@@ -265,4 +272,13 @@ def run_closed_loop(
         [str(link) for link in data["contact_links"]] if "contact_links" in data else [],
         data["contact_position"] if "contact_position" in data else None,
         data["contact_wrench"] if "contact_wrench" in data else None,
+        node_diagnostics,
     )
+
+
+def _keep_node_diagnostics(msg: DiagnosticArray, namespace: str, into: dict[str, str]) -> None:
+    """The values of rnea_node's status in ``namespace`` (the /diagnostics of other runs are not ours)."""
+    for status in msg.status:
+        if status.hardware_id.startswith(f"/{namespace}/") and status.name.startswith("rnea_node"):
+            into.clear()
+            into.update({value.key: value.value for value in status.values})

@@ -80,8 +80,12 @@ class ComputeTimes:
     def add(self, seconds: float) -> None:
         self._times.append(seconds)
 
+    def recent(self) -> list[float]:
+        """The recent compute times [s], oldest first (a snapshot: the deque grows on another thread)."""
+        return list(self._times)
+
     def values(self) -> dict[str, str]:
-        return compute_time_values(list(self._times))  # a snapshot: the deque grows on another thread
+        return compute_time_values(self.recent())
 
 
 def compute_time_values(seconds: Iterable[float]) -> dict[str, str]:

@@ -103,9 +103,10 @@ class RneaNode(Node):
         self.joint_states = DedicatedSubscription(
             self, JointState, "joint_states", self._on_joint_states, JOINT_STATES_DEPTH
         )
+        # the base state comes at joint_states' rate: served by its thread (see subscription.py)
+        self.joint_states.also_serve(Odometry, "base_odometry", self._on_odometry, 10)
+        self.joint_states.also_serve(Imu, "imu", self._on_imu, 10)
         self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
-        self.create_subscription(Odometry, "base_odometry", self._on_odometry, 10)
-        self.create_subscription(Imu, "imu", self._on_imu, 10)
         self.create_subscription(AccelStamped, "desired_base_acceleration", self._on_base_acceleration, 10)
         flipped = set(settings.flip_wrench_topics)
         for topic in settings.wrench_topics:

@@ -7,6 +7,11 @@ is most of a core and most of the latency. Here the wait set holds one subscript
 is built once, and a wake-up drains every message that is waiting. The rest of the
 node (other topics, timers, parameter services) stays with ``rclpy.spin``.
 
+Topics that come at the same rate and feed the same computation (a floating base's odometry
+beside joint_states) can be served by the same thread (``also_serve``): drained first at each
+wake-up, so that the main callback sees their newest message, and never running beside it
+(two Python threads would take turns on the GIL in the middle of a computation).
+
 This uses ``rclpy_implementation`` (rclpy's C binding, what its executors use): the
 one place in rnea_ros that reaches below the public rclpy API.
 """
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import ExitStack
 
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
@@ -31,18 +37,27 @@ class DedicatedSubscription:
         """``raw``: the callback gets the serialized message (CDR bytes) instead of the message."""
         self._node = node
         self._callback = callback
-        # No QoS event handlers: they would stay with the executor, and rmw reports them ready
-        # whenever this subscription has data, so the executor would spin without doing work.
-        # The node's diagnostics check publisher QoS compatibility instead.
-        quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
-        self._subscription = node.create_subscription(msg_type, topic, callback, qos, event_callbacks=quiet, raw=raw)
-        node._subscriptions.remove(self._subscription)  # served by this thread, not the executor
+        self._subscription = self._subscribe(msg_type, topic, callback, qos, raw)
+        self._first: list = []  # (subscription, callback) of ``also_serve``, drained first
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"{topic} subscription", daemon=True)
 
     @property
     def topic_name(self) -> str:
         return self._subscription.topic_name
+
+    def also_serve(self, msg_type, topic: str, callback: Callable, qos: QoSProfile | int) -> None:
+        """Serves ``topic`` in this thread too, before the main topic at each wake-up (before ``start``)."""
+        self._first.append((self._subscribe(msg_type, topic, callback, qos, False), callback))
+
+    def _subscribe(self, msg_type, topic: str, callback: Callable, qos: QoSProfile | int, raw: bool):
+        # No QoS event handlers: they would stay with the executor, and rmw reports them ready
+        # whenever this subscription has data, so the executor would spin without doing work.
+        # The node's diagnostics check publisher QoS compatibility instead.
+        quiet = SubscriptionEventCallbacks(use_default_callbacks=False)
+        subscription = self._node.create_subscription(msg_type, topic, callback, qos, event_callbacks=quiet, raw=raw)
+        self._node._subscriptions.remove(subscription)  # served by this thread, not the executor
+        return subscription
 
     def start(self) -> None:
         self._thread.start()
@@ -52,25 +67,32 @@ class DedicatedSubscription:
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
         self._subscription.destroy()
+        for subscription, _ in self._first:
+            subscription.destroy()
 
     def _serve(self) -> None:
-        subscription, context = self._subscription, self._node.context
-        with context.handle, subscription.handle:
-            wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, context.handle)
+        served = [*self._first, (self._subscription, self._callback)]
+        context = self._node.context
+        with context.handle, ExitStack() as handles:
+            for subscription, _ in served:
+                handles.enter_context(subscription.handle)
+            wait_set = _rclpy.WaitSet(len(served), 0, 0, 0, 0, 0, context.handle)
             while not self._stop.is_set() and context.ok():
                 wait_set.clear_entities()
-                wait_set.add_subscription(subscription.handle)
+                for subscription, _ in served:
+                    wait_set.add_subscription(subscription.handle)
                 wait_set.wait(WAKE_PERIOD_NS)
-                while not self._stop.is_set():
-                    taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
-                    if taken is None:
-                        break
-                    self._dispatch(taken[0])
+                for subscription, callback in served:
+                    self._drain(subscription, callback)
 
-    def _dispatch(self, msg) -> None:
-        try:
-            self._callback(msg)
-        except Exception as error:  # the thread must outlive any bug in a callback
-            self._node.get_logger().error(
-                f"{self.topic_name} callback raised {error!r}; message dropped", throttle_duration_sec=1.0
-            )
+    def _drain(self, subscription, callback: Callable) -> None:
+        while not self._stop.is_set():
+            taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+            if taken is None:
+                return
+            try:
+                callback(taken[0])
+            except Exception as error:  # the thread must outlive any bug in a callback
+                self._node.get_logger().error(
+                    f"{subscription.topic_name} callback raised {error!r}; message dropped", throttle_duration_sec=1.0
+                )

@@ -20,7 +20,10 @@ import rclpy
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -160,6 +163,14 @@ class Client:
             if self.efforts_at(zeros, timeout=0.5) is not None:
                 return
         raise AssertionError("rnea_node did not answer joint_states")
+
+    def set_parameter(self, name: str, value, target: str | None = None) -> SetParametersResult:
+        """Sets parameter ``name`` of node ``target`` (default: the node under test) as ``ros2 param set`` does."""
+        parameters = AsyncParameterClient(self.node, target or self.fully_qualified)
+        assert parameters.wait_for_services(10.0)
+        future = parameters.set_parameters([Parameter(name, value=value)])
+        assert self.spin_until(future.done, 10.0)
+        return future.result().results[0]
 
     def latest_diagnostic_values(self, timeout: float = 3.0) -> dict[str, str]:
         count = len(self.diagnostics)

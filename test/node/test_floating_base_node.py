@@ -271,3 +271,38 @@ def _world_force(reference: PinocchioReference, q_base, q, link: str, wrench) ->
     pin.framesForwardKinematics(reference.model, reference.data, pin_q)
     R = reference.data.oMf[reference.model.getFrameId(link)].rotation
     return R @ wrench[:3]
+
+
+def test_the_contact_distribution_changes_live_to_the_qp_and_back(tmp_path):
+    """contact_distribution set while the node serves ANYmal on four feet: the minimum-norm wrenches
+    ask the point feet for torques; after the change to qp the feet get forces only, inside the
+    friction cone (μ 0.7), still explaining the base (Pinocchio with those wrenches); then back."""
+    with legged(tmp_path, "anymal_switch", ANYMAL, ANYMAL_URDF, contact_links=FEET) as (_, client):
+        q_base = np.array([0.0, 0.0, 0.6, 0.0, 0.0, 0.0, 1.0])
+        q = np.random.default_rng(8).uniform(-0.3, 0.3, ANYMAL.nv - 6)
+        wait_serving(client, q_base, np.zeros(6))
+
+        def contacts_now():
+            for _ in range(20):
+                answer = client.answer(q, np.zeros(len(q)))
+                if answer is not None and set(answer[2]) == set(FEET):
+                    return answer
+            raise AssertionError("no contact wrenches for every foot")
+
+        assert max(np.abs(w[3:]).max() for w in contacts_now()[2].values()) > 1e-3
+        result = client.set_parameter("contact_distribution", "qp")
+        assert result.successful, result.reason
+        efforts, residual, contacts = contacts_now()
+        assert np.linalg.norm(residual) < 1e-6
+        for link, wrench in contacts.items():
+            assert np.all(wrench[3:] == 0.0), link
+            f = _world_force(ANYMAL_PIN, q_base, q, link, wrench)
+            assert f[2] > 0.0 and np.hypot(f[0], f[1]) <= 0.7 * f[2] + 1e-9, (link, f)
+        tau = ANYMAL_PIN.inverse_dynamics(
+            np.concatenate([q_base, q]), np.zeros(ANYMAL.nv), np.zeros(ANYMAL.nv), contacts
+        )
+        np.testing.assert_allclose(tau[:6], 0.0, atol=1e-6)
+        np.testing.assert_allclose(efforts, tau[6:], rtol=1e-9, atol=1e-8)
+        assert client.set_parameter("contact_distribution", "minimum_norm").successful
+        assert max(np.abs(w[3:]).max() for w in contacts_now()[2].values()) > 1e-3
+        assert not client.set_parameter("contact_distribution", "optimal").successful

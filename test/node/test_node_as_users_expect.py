@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 import rclpy
 import yaml
-from rclpy.parameter import Parameter
-from rclpy.parameter_client import AsyncParameterClient
 from std_msgs.msg import String
 
 from rnea_ros import RobotModel
@@ -33,21 +31,12 @@ def arm_client(namespace: str) -> Client:
     return Client(namespace, ARM.joint_names)
 
 
-def set_parameter(client: Client, target: str, name: str, value):
-    parameters = AsyncParameterClient(client.node, target)
-    assert parameters.wait_for_services(10.0)
-    future = parameters.set_parameters([Parameter(name, value=value)])
-    assert client.spin_until(future.done, 10.0)
-    return future.result().results[0]
-
-
 def test_live_parameter_changes_are_applied_or_refused_with_a_reason(tmp_path):
     with running_node(tmp_path, "live_params", {"robot_description": ARM_URDF}, arm_client) as (_, client):
         client.wait_until_serving()
-        node = client.fully_qualified
         q = np.random.default_rng(5).uniform(-1, 1, ARM.nv)
 
-        result = set_parameter(client, node, "gravity", [0.0, 0.0, -1.0])
+        result = client.set_parameter("gravity", [0.0, 0.0, -1.0])
         assert result.successful, result.reason
         weak = RobotModel.from_urdf(ARM_URDF, gravity=(0.0, 0.0, -1.0))
         np.testing.assert_allclose(client.efforts_at(q, attempts=3), weak.gravity_torques(q), rtol=1e-12, atol=1e-12)
@@ -59,17 +48,17 @@ def test_live_parameter_changes_are_applied_or_refused_with_a_reason(tmp_path):
             ("robot_description", "<robot name='broken'><link name='a'/>", "cannot be built"),
             ("robot_description", "", "cannot be emptied"),
         ]:
-            result = set_parameter(client, node, name, value)
+            result = client.set_parameter(name, value)
             assert not result.successful, name
             assert result.reason and why in result.reason, (name, result.reason)
         np.testing.assert_allclose(client.efforts_at(q, attempts=3), weak.gravity_torques(q), rtol=1e-12, atol=1e-12)
 
-        result = set_parameter(client, node, "robot_description", HEAVY_ARM_URDF)  # a hot reload
+        result = client.set_parameter("robot_description", HEAVY_ARM_URDF)  # a hot reload
         assert result.successful, result.reason
         heavy = RobotModel.from_urdf(HEAVY_ARM_URDF, gravity=(0.0, 0.0, -1.0))
         np.testing.assert_allclose(client.efforts_at(q, attempts=3), heavy.gravity_torques(q), rtol=1e-12, atol=1e-12)
 
-        result = set_parameter(client, node, "wrench_timeout", 0.01)
+        result = client.set_parameter("wrench_timeout", 0.01)
         assert result.successful
         client.send_wrench("tcp", [0.0, 0.0, -50.0, 0.0, 0.0, 0.0])
         client.spin_for(0.1)  # the wrench expires after 10 ms
@@ -85,10 +74,10 @@ def test_corrections_are_loaded_live_and_a_bad_file_keeps_the_previous_ones(tmp_
         q, qd = np.full(ARM.nv, 0.3), np.full(ARM.nv, 0.2)
         expected = ARM.inverse_dynamics(q, qd, np.zeros(ARM.nv))
         expected[1] += 3.0 * 0.2 + 0.5  # viscous·q̇ + offset on joint2
-        assert set_parameter(client, client.fully_qualified, "corrections_file", str(good)).successful
+        assert client.set_parameter("corrections_file", str(good)).successful
         np.testing.assert_allclose(client.efforts_at(q, qd, attempts=3), expected, rtol=1e-12, atol=1e-12)
         for bad, why in ((partial, "corrections file"), (tmp_path / "missing.yaml", "No such file")):
-            result = set_parameter(client, client.fully_qualified, "corrections_file", str(bad))
+            result = client.set_parameter("corrections_file", str(bad))
             assert not result.successful and why in result.reason and "previous corrections kept" in result.reason
         np.testing.assert_allclose(client.efforts_at(q, qd, attempts=3), expected, rtol=1e-12, atol=1e-12)
 

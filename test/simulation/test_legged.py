@@ -101,7 +101,8 @@ def test_a_quadruped_stands_on_a_15_degree_slope_without_slipping_with_the_qp(tm
         sag[name] = float(np.degrees(error.max()))
         print(
             f"Solo12 on 15°, {name}: foot slip over 10 s {np.round(slip[name] * 1e3, 3).tolist()} mm "
-            f"(from the release {np.round(from_release * 1e3, 3).tolist()} mm), largest joint error {sag[name]:.2f}°"
+            f"(from the release {np.round(from_release * 1e3, 3).tolist()} mm), largest joint error {sag[name]:.2f}°; "
+            f"the node's compute time p50 {run.node_diagnostics.get('compute time p50 [us]')} µs"
         )
     assert slip["qp"].max() < 1e-3
     assert slip["qp"].max() < slip["minimum_norm"].max()
