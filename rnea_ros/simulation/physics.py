@@ -22,6 +22,12 @@ NO_PASSIVE_NO_CONSTRAINT = (
     mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_SPRING | mujoco.mjtDisableBit.mjDSBL_DAMPER
 )
 HINGE_OR_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+# MuJoCo's warnings of a state it had to reset (non-finite or huge positions, velocities, accelerations)
+DIVERGED = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQACC)
+
+
+class SimulationDivergedError(RuntimeError):
+    """MuJoCo met non-finite or huge accelerations (a robot thrown by its efforts) and reset the state."""
 
 
 @dataclass(frozen=True)
@@ -322,7 +328,13 @@ class SimRobot:
         clipped, count = self.clip(np.asarray(efforts, dtype=float))
         self.data.qfrc_applied[:] = 0.0
         self.data.qfrc_applied[self.command_dofs] = clipped
+        time_before = self.data.time
         mujoco.mj_step(self.model, self.data)
+        if any(self.data.warning[int(w)].number for w in DIVERGED):
+            # MuJoCo has reset the robot to its initial state: the run cannot go on from there
+            raise SimulationDivergedError(
+                f"the simulation diverged at t = {time_before:.3f} s (a non-finite or huge state)"
+            )
         self.applied = self.data.qfrc_applied[self.dof_index].copy()
         return count
 

@@ -129,3 +129,14 @@ def test_the_ground_carries_a_braced_quadruped_on_its_slope(slope_degrees):
     for _ in range(2000):
         sim.step(kp * (pose - sim.positions()) - kd * sim.velocities())
     assert np.linalg.norm(sim.contact_positions() - settled, axis=1).max() < 1e-4
+
+
+def test_a_diverging_simulation_stops_instead_of_restarting_from_the_initial_state():
+    """MuJoCo resets a state whose accelerations are non-finite or huge; the simulator stops and says when."""
+    from rnea_ros.simulation.physics import SimRobot, SimulationDivergedError
+
+    sim = SimRobot(ARM_URDF)
+    sim.step(np.zeros(8))
+    sim.data.qvel[:] = 1e20  # thrown: huge Coriolis accelerations
+    with pytest.raises(SimulationDivergedError, match="diverged at t = 0.00"):
+        sim.step(np.zeros(8))
