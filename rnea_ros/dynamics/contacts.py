@@ -25,10 +25,9 @@ class ContactLinks:
             raise ValueError(f"contact_links names links the robot model lacks: {unknown}")
         self.model, self.links = model, list(links)
 
-    def jacobian_transpose(self, q: np.ndarray, components: tuple[int, ...] | None = None) -> np.ndarray:
-        """J_cᵀ (nv, 6·links): column i maps unit contact wrench i (link frame, about its origin) to τ;
-        with ``components`` (3 or 6 per link) only the first ones of each link's six columns."""
-        return self.model.wrench_jacobian_transpose(q, self.links, components)
+    def jacobian_transpose(self, q: np.ndarray) -> np.ndarray:
+        """J_cᵀ (nv, 6·links): column i maps unit contact wrench i (link frame, about its origin) to τ."""
+        return self.model.wrench_jacobian_transpose(q, self.links)
 
     @staticmethod
     def distribute(JT: np.ndarray, base_wrench: np.ndarray) -> np.ndarray:

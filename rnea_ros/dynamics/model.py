@@ -317,7 +317,6 @@ class RobotModel:
         self._no_f_ext = np.zeros((1, nb, 6))
         self._zero_v = np.zeros(self.nv)
         self._unit_wrench_cache: dict = {}  # link → its 6 unit f_ext; (links, components) → those stacked
-        self._work_no_gravity = np.zeros_like(self._work)
         q0, tau0 = self.neutral_configuration(), np.empty(self.nv)
         self._rnea_1 = entry_point(
             kernel.inverse_dynamics, self._joints, self._bodies, q0, tau0, tau0, self._no_f_ext[0], self._work, tau0
@@ -385,7 +384,7 @@ class RobotModel:
         q = _c_float_array(q)
         F_ext = self._unit_wrench_stack(links, components)
         responses = np.empty((len(F_ext), self.nv))
-        status = kernel.unit_wrench_responses(self._joints, self._bodies, q, F_ext, self._work_no_gravity, responses)
+        status = kernel.unit_wrench_responses(self._joints, self._bodies, q, F_ext, self._work, responses)
         if status != kernel.OK:
             raise self._input_error(status, q, self._zero_v, self._zero_v)
         return -responses.T
@@ -404,10 +403,10 @@ class RobotModel:
         q, qd, qdd = _c_float_array(q), _c_float_array(qd), _c_float_array(qdd)
         if q.ndim != 1 or qd.ndim != 1 or qdd.ndim != 1:
             raise self._input_error(kernel.WRONG_SIZE, q, qd, qdd)
-        f_ext = self._f_ext(wrenches, q) if wrenches else self._no_f_ext
         F_unit = self._unit_wrench_stack(links, components)
         tau, g, JT = np.empty(self.nv), np.empty(self.nv), np.empty((self.nv, len(F_unit)))
-        args = (self._joints, self._bodies, q, qd, qdd, f_ext[0], F_unit, self._work, tau, g, JT)
+        f_ext = self.kernel_external_forces(wrenches)
+        args = (self._joints, self._bodies, q, qd, qdd, f_ext, F_unit, self._work, tau, g, JT)
         if self._with_contact_terms_1 is None:
             self._with_contact_terms_1 = entry_point(kernel.with_contact_terms, *args)
         status = self._with_contact_terms_1(*args)

@@ -147,14 +147,6 @@ class ContactForceQP:
         rotations = np.ascontiguousarray(np.array(R_world_links, dtype=float))
         return self._problem(self._compact(JT_base), rotations)
 
-    def problem_at(self, JT_base: np.ndarray, R_world_base: np.ndarray) -> ContactProblem:
-        """``problem`` with the links' rotations read from the Jacobian itself: the base's force
-        rows of a link-frame unit force are that force in the base frame, R_base_link's column."""
-        JT_base = self._compact(JT_base)
-        rotations = np.empty((len(self.contacts), 3, 3))
-        _link_rotations(JT_base, np.ascontiguousarray(R_world_base, dtype=float), self.offsets, rotations)
-        return self._problem(JT_base, rotations)
-
     def kernel_arrays(self) -> tuple:
         """What ``_contact_forces_warm_started`` takes after the state's JT, quaternion, τ and g:
         the constants, the warm start (the last active sets of τ's and g's series) and the work
@@ -438,10 +430,11 @@ class ContactConsistentTorques:
     """τ and g of a floating-base robot on its contact links with the contacts' share removed,
     (τ − Jᵀf, g − Jᵀf_g, f), f and f_g the QP's contact forces for the base rows of τ and of g,
     from the base's and the joints' states. The state's assembly, ``RobotModel.with_contact_terms``,
-    ``ContactForceQP.problem_at`` and ``ContactProblem.solve`` for both in one kernel call: the
-    node's hot path (each Python call costs microseconds, more than the work). Each series, τ's
-    and g's, is warm-started from its own last active set. The base rows of the results are what
-    admissible contact forces could not provide."""
+    the QP of ``ContactForceQP.problem`` (the links' rotations read from the Jacobian itself) and
+    ``ContactProblem.solve`` for both in one kernel call: the node's hot path (each Python call
+    costs microseconds, more than the work). Each series, τ's and g's, is warm-started from its
+    own last active set. The base rows of the results are what admissible contact forces could
+    not provide."""
 
     def __init__(self, model: RobotModel, links: list[str], qp: ContactForceQP) -> None:
         if not model.floating_base:
