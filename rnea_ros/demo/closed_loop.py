@@ -4,18 +4,21 @@ publisher, over loopback DDS; what the demo and the closed-loop tests run.
 Wiring, as with a real robot: the simulator publishes ``joint_states`` and takes
 ``effort_commands`` (its ``commands_topic``) like a JointGroupEffortController; rnea_node
 subscribes to ``joint_states`` and ``desired_accelerations`` and publishes ``effort_commands``.
-The trajectory publisher takes its clock from the node's ``feedforward_efforts`` (stamped
-with the joint_states they were computed from) and sends, every ``SEND_PERIOD``, the next
-``CHUNK`` desired points from the newest of them as one stamped JointTrajectory, so that the
-node always holds the point of the state it is about to receive. Trajectory time 0 is the first state the node
-computed for; until then the start point is held. What the robot did comes from the
-simulator's own record (``record_file``): every state it published.
+The trajectory publisher takes its clock from the robot's ``joint_states`` and sends, every
+``SEND_PERIOD``, the next ``CHUNK`` desired points from the newest of them as one stamped
+JointTrajectory, so that the node always holds the point of the state it is about to receive.
+Trajectory time 0 is the state the simulator's brakes were released from (found as the last
+state before the robot first moves), whatever DDS discovery took; until then the start point is
+held. What the robot did comes from the simulator's own record (``record_file``): every state
+it published. This process's own objects are frozen for the run (see ``gc_pauses``): a full
+collection here once stalled the trajectory for 186 ms.
 
 Start-up order matters in this environment (Fast DDS from the Jazzy wheels): a reliable reader
 created before the writer it reads sometimes received late, in bursts, or nothing (see the
 README, "Closed loop"). So the simulator starts first, rnea_node once the simulator's
-joint_states publisher is seen, and the trajectory publisher subscribes once the node's
-outputs are seen; each topic has one reader.
+joint_states publisher is seen (this process reads joint_states from then on, for the bag and
+the trajectory's clock, with one reader), and the node's feed-forward (shown by the demo) is
+read once the node's outputs are seen.
 """
 
 from __future__ import annotations
@@ -36,11 +39,13 @@ import yaml
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.demo.bag_recorder import BagRecorder
 from rnea_ros.demo.trajectories import MultiSine
+from rnea_ros.node.gc_pauses import freeze_long_lived_objects, thaw
 from rnea_ros.node.subscription import DedicatedSubscription
 
 CHUNK = 60  # points per desired_accelerations message (60 ms ahead at 1 kHz) ...
@@ -105,48 +110,81 @@ class Run:
         return (reference - self.positions(names))[started]
 
 
+class BrakeRelease:
+    """The stamp of the state the brakes were released from: the last state whose positions
+    equal the first one seen, found when the robot first moves (the first state seen when it
+    was already moving)."""
+
+    def __init__(self) -> None:
+        self._held: tuple[float, np.ndarray] | None = None  # (stamp, positions) while held
+
+    def update(self, stamp: float, position: np.ndarray) -> float | None:
+        """The release stamp once a state shows the robot moved, else None."""
+        held = self._held
+        if held is None or np.array_equal(held[1], position):
+            self._held = (stamp, position)
+            return None
+        return held[0]
+
+
 class TrajectoryPublisher:
-    """Sends the trajectory ahead of the node, clocked by its feedforward_efforts."""
+    """Sends the trajectory ahead of the node, clocked by the robot's joint_states.
+
+    Trajectory time 0 is the state the brakes were released from (the last state before the
+    robot first moves): a fixed point of every run, however long DDS took to connect anything."""
 
     def __init__(self, node: Node, joints: list[str], trajectory: MultiSine, period: float) -> None:
         self.node, self.joints, self.trajectory, self.period = node, joints, trajectory, period
         self.t0: float | None = None
-        self.received = 0
+        self.now: float | None = None  # trajectory time of the newest joint_states [s]
         self.latest: tuple[float, np.ndarray] | None = None  # (trajectory time, feed-forward efforts)
         self.desired = node.create_publisher(JointTrajectory, "desired_accelerations", 10)
         self.outputs: DedicatedSubscription | None = None
-        self._newest_stamp = None  # builtin_interfaces/Time of the newest feedforward_efforts
+        self._release = BrakeRelease()
+        self._newest_stamp = None  # builtin_interfaces/Time of the newest joint_states
         self._sent_stamp = None
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._sender = threading.Thread(target=self._send_loop, name="trajectory sender", daemon=True)
-
-    def follow_outputs(self) -> None:
-        """Subscribes to the node's feedforward_efforts (call once the node publishes them)."""
-        self.outputs = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_output, 100)
-        self.outputs.start()
         self._sender.start()
 
+    def on_joint_states(self, raw: bytes) -> None:
+        """Each serialized joint_states of the robot (kept cheap: a publisher that falls behind the
+        node would send stale points)."""
+        msg = deserialize_message(raw, JointState)
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if self.t0 is None:
+            self.t0 = self._release.update(stamp, np.asarray(msg.position))
+        if self.t0 is not None:
+            self.now = stamp - self.t0
+            self._newest_stamp = msg.header.stamp
+            self._wake.set()
+
+    def follow_outputs(self) -> None:
+        """Subscribes to the node's feedforward_efforts, for ``latest`` (call once the node
+        publishes them)."""
+        self.outputs = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_output, 100)
+        self.outputs.start()
+
     def hold_start(self) -> None:
-        """Until the node computes: the start point, at rest, as an unstamped point ("now")."""
+        """Until the robot moves: the start point, as an unstamped point ("now")."""
         q, qd, qdd = self.trajectory.at(0.0)
         point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
         self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
 
     def _on_output(self, msg: JointState) -> None:
-        """Kept cheap: a publisher that falls behind the node would send stale points."""
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        if self.t0 is None:
-            self.t0 = stamp
-        self.received += 1
-        self.latest = (stamp - self.t0, msg.effort)
-        self._newest_stamp = msg.header.stamp
+        if self.t0 is not None:
+            self.latest = (msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 - self.t0, msg.effort)
 
     def _send_loop(self) -> None:
-        while not self._stop.wait(SEND_PERIOD):
+        while not self._stop.is_set():
+            self._wake.wait(SEND_PERIOD)
+            self._wake.clear()
             stamp = self._newest_stamp
-            if stamp is not None and stamp is not self._sent_stamp:
+            if stamp is not None and stamp is not self._sent_stamp and not self._stop.is_set():
                 self._sent_stamp = stamp
                 self._send_chunk(stamp)
+                self._stop.wait(SEND_PERIOD)
 
     def _send_chunk(self, stamp) -> None:
         offsets = np.arange(1, CHUNK + 1) * self.period
@@ -166,6 +204,7 @@ class TrajectoryPublisher:
 
     def close(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._sender.is_alive():
             self._sender.join(timeout=2.0)
         if self.outputs is not None:
@@ -189,10 +228,10 @@ def run_closed_loop(
     None; stopped ``stop_node_after`` s of wall time after its effort_commands publisher is seen,
     when given) and, when ``trajectory``
     is given, the trajectory publisher (``progress`` is called with it about twice a second).
-    With a trajectory, ``duration`` counts trajectory time: the run is stopped once the node has
-    computed that far into it (its start waits for the publisher's subscription, which can take
-    seconds to match). With ``bag``, the simulator's joint_states are recorded there as a rosbag2
-    (topic /NAMESPACE/joint_states), as ``ros2 bag record`` would. Needs rclpy initialised."""
+    With a trajectory, ``duration`` counts trajectory time: the run is stopped once the robot has
+    published a state that far into it (its start is the brakes' release). With ``bag``, the
+    simulator's joint_states are recorded there as a rosbag2 (topic /NAMESPACE/joint_states), as
+    ``ros2 bag record`` would. Needs rclpy initialised."""
     folder.mkdir(parents=True, exist_ok=True)
     period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
     record = folder / f"{namespace}_record.npz"
@@ -208,24 +247,26 @@ def run_closed_loop(
     node.create_subscription(
         DiagnosticArray, "/diagnostics", lambda msg: _keep_node_diagnostics(msg, namespace, node_diagnostics), 10
     )
+    freeze_long_lived_objects()
     sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
     controller = None
     started = time.monotonic()
     deadline = started + timeout
     next_progress = started
     controller_up = None  # when the node's effort_commands publisher was first seen
+    states: DedicatedSubscription | None = None  # the robot's joint_states, when read here
     try:
         while sim.poll() is None and time.monotonic() < deadline:
             if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
                 controller = start("rnea_ros.node", namespace, node_parameters, folder, env)
-            if recorder is not None and not recorder.subscriptions and node.count_publishers("joint_states"):
-                recorder.record("joint_states", JointState)
+            if states is None and node.count_publishers("joint_states"):
+                states = _follow_joint_states(node, recorder, publisher)
             if publisher is not None and publisher.outputs is None and node.count_publishers("feedforward_efforts"):
                 publisher.follow_outputs()
             if publisher is not None and publisher.t0 is None:
                 publisher.hold_start()
             rclpy.spin_once(node, timeout_sec=0.05)
-            if run_for > 0.0 and publisher.latest is not None and publisher.latest[0] >= run_for:
+            if run_for > 0.0 and publisher.now is not None and publisher.now >= run_for:
                 break
             if progress is not None and publisher is not None and time.monotonic() >= next_progress:
                 progress(publisher)
@@ -242,11 +283,14 @@ def run_closed_loop(
     finally:
         if publisher is not None:
             publisher.close()
+        stop(sim)  # first: the robot goes on without a trajectory while the bag is written
+        if states is not None and recorder is None:
+            states.destroy()
         bag_messages = recorder.close() if recorder is not None else 0
         node.destroy_node()
-        stop(sim)
         if controller is not None:
             stop(controller)
+        thaw()
     sim_log = (folder / f"{namespace}_simulation.log").read_text()
     node_log = (folder / f"{namespace}_node.log").read_text() if controller is not None else ""
     if time.monotonic() >= deadline:
@@ -255,14 +299,17 @@ def run_closed_loop(
     stamps = data["stamp"]
     t0 = publisher.t0 if publisher is not None and publisher.t0 is not None else (stamps[0] if len(stamps) else 0.0)
     t = stamps - t0
+    # the states after the trajectory's end, until the simulator stopped, are not part of the run
+    kept = t <= run_for + 1e-6 if run_for > 0.0 else np.ones(len(t), dtype=bool)
+    t = t[kept]
     q_ref = np.array([trajectory.at(x)[0] for x in t]) if trajectory is not None else None
     names = [str(name) for name in data["joint_names"]]
     return Run(
         names,
         t,
-        data["position"],
-        data["velocity"],
-        data["effort"],
+        data["position"][kept],
+        data["velocity"][kept],
+        data["effort"][kept],
         q_ref,
         list(joints),
         sim_log,
@@ -270,10 +317,26 @@ def run_closed_loop(
         bag_messages,
         float(t0),
         [str(link) for link in data["contact_links"]] if "contact_links" in data else [],
-        data["contact_position"] if "contact_position" in data else None,
-        data["contact_wrench"] if "contact_wrench" in data else None,
+        data["contact_position"][kept] if "contact_position" in data else None,
+        data["contact_wrench"][kept] if "contact_wrench" in data else None,
         node_diagnostics,
     )
+
+
+def _follow_joint_states(
+    node: Node, recorder: BagRecorder | None, publisher: TrajectoryPublisher | None
+) -> DedicatedSubscription | None:
+    """One reader of the robot's joint_states for the bag and the trajectory's clock (None when
+    neither is wanted; the recorder's own when there is one)."""
+    follow = publisher.on_joint_states if publisher is not None else None
+    if recorder is not None:
+        recorder.record("joint_states", JointState, also=follow)
+        return recorder.subscriptions["joint_states"][1]
+    if follow is None:
+        return None
+    states = DedicatedSubscription(node, JointState, "joint_states", follow, 1000, raw=True)
+    states.start()
+    return states
 
 
 def _keep_node_diagnostics(msg: DiagnosticArray, namespace: str, into: dict[str, str]) -> None:

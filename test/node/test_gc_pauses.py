@@ -1,0 +1,69 @@
+"""The collector's freeze after a model load, and the pauses reported in /diagnostics."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+from rnea_ros.node.gc_pauses import CollectionPauses, freeze_long_lived_objects, thaw
+
+
+class Cycle:
+    """An object only the cyclic collector can free (it refers to itself)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture(autouse=True)
+def thawed_afterwards():
+    yield
+    thaw()
+
+
+def test_objects_alive_at_the_freeze_leave_the_collectors_reach():
+    kept = Cycle()
+    freeze_long_lived_objects()
+    assert gc.get_freeze_count() > 0
+    assert not any(obj is kept for obj in gc.get_objects())
+
+
+def test_garbage_made_after_the_freeze_is_still_collected():
+    freeze_long_lived_objects()
+    garbage = Cycle()
+    gone = weakref.ref(garbage)
+    del garbage
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_reload_frees_what_the_previous_model_left_frozen():
+    """Each load releases the previous freeze first: a flood of reloads cannot pile up cycles."""
+    old_model = Cycle()
+    gone = weakref.ref(old_model)
+    freeze_long_lived_objects()
+    del old_model  # frozen: nothing frees it until the next load
+    gc.collect()
+    assert gone() is not None
+    freeze_long_lived_objects()
+    assert gone() is None
+
+
+def test_pauses_count_the_collectors_own_collections_and_not_the_freeze():
+    pauses = CollectionPauses().install()
+    try:
+        freeze_long_lived_objects()
+        assert pauses.counts == [0, 0, 0]
+        gc.collect(0)
+        gc.collect(2)
+    finally:
+        pauses.uninstall()
+    assert pauses.counts[0] >= 1 and pauses.counts[2] >= 1
+    assert pauses.longest[2] > 0.0
+    counted = list(pauses.counts)
+    gc.collect(0)  # uninstalled: no longer counted
+    assert pauses.counts == counted
+    values = pauses.values()
+    assert values["garbage collections, generation 2"].startswith(f"{pauses.counts[2]} (longest ")
