@@ -145,6 +145,7 @@ class TrajectoryPublisher:
         self._sent_stamp = None
         self._stop = threading.Event()
         self._wake = threading.Event()
+        self._starting = threading.Lock()  # no start point is sent once the trajectory has begun
         self._sender = threading.Thread(target=self._send_loop, name="trajectory sender", daemon=True)
         self._sender.start()
 
@@ -154,7 +155,8 @@ class TrajectoryPublisher:
         msg = deserialize_message(raw, JointState)
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.t0 is None:
-            self.t0 = self._release.update(stamp, np.asarray(msg.position))
+            with self._starting:
+                self.t0 = self._release.update(stamp, np.asarray(msg.position))
         if self.t0 is not None:
             self.now = stamp - self.t0
             self._newest_stamp = msg.header.stamp
@@ -170,7 +172,9 @@ class TrajectoryPublisher:
         """Until the robot moves: the start point, as an unstamped point ("now")."""
         q, qd, qdd = self.trajectory.at(0.0)
         point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
-        self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
+        with self._starting:
+            if self.t0 is None:
+                self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
 
     def _on_output(self, msg: JointState) -> None:
         if self.t0 is not None:

@@ -1,11 +1,11 @@
 """Keeping Python's cyclic garbage collector off a 1 kHz loop.
 
 A full (generation 2) collection walks every object the collector tracks and holds the GIL
-while it does: in rnea_node with the example arm loaded that is ~135,000 objects (rclpy, numpy,
-numba, the model) and ~125 ms on a 2-core VM, long enough for 125 joint_states to wait. These
+while it does: in rnea_node with the example arm loaded that is ~138,000 objects (rclpy, numpy,
+numba, the model) and 96–134 ms on a 2-core VM, long enough for 100 joint_states to wait. These
 objects live as long as the model does, so once a model is loaded they are moved out of the
 collector's reach (``gc.freeze``); what the loop allocates per message is freed by reference
-counting, and the young generations it fills are collected in well under a millisecond.
+counting, and what the executor and timers leave is collected in a few milliseconds at most.
 ``CollectionPauses`` counts the collections that still happen, for /diagnostics;
 ``python benchmarks/gc_pauses.py`` measures both.
 """
