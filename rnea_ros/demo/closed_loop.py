@@ -117,14 +117,17 @@ class BrakeRelease:
 
     def __init__(self) -> None:
         self._held: tuple[float, np.ndarray] | None = None  # (stamp, positions) while held
+        self.stamp: float | None = None
 
     def update(self, stamp: float, position: np.ndarray) -> float | None:
         """The release stamp once a state shows the robot moved, else None."""
         held = self._held
-        if held is None or np.array_equal(held[1], position):
-            self._held = (stamp, position)
-            return None
-        return held[0]
+        if self.stamp is None:
+            if held is None or np.array_equal(held[1], position):
+                self._held = (stamp, position)
+            else:
+                self.stamp = held[0]
+        return self.stamp
 
 
 class TrajectoryPublisher:
@@ -141,6 +144,8 @@ class TrajectoryPublisher:
         self.desired = node.create_publisher(JointTrajectory, "desired_accelerations", 10)
         self.outputs: DedicatedSubscription | None = None
         self._release = BrakeRelease()
+        self._heard_node = False
+        self._connected_before_release = False
         self._newest_stamp = None  # builtin_interfaces/Time of the newest joint_states
         self._sent_stamp = None
         self._stop = threading.Event()
@@ -155,12 +160,20 @@ class TrajectoryPublisher:
         msg = deserialize_message(raw, JointState)
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.t0 is None:
-            with self._starting:
-                self.t0 = self._release.update(stamp, np.asarray(msg.position))
+            released = self._release.update(stamp, np.asarray(msg.position))
+            if released is not None and self._node_connected():
+                with self._starting:
+                    self.t0 = released if self._connected_before_release else stamp
+            self._connected_before_release = released is None and self._node_connected()
         if self.t0 is not None:
             self.now = stamp - self.t0
             self._newest_stamp = msg.header.stamp
             self._wake.set()
+
+    def _node_connected(self) -> bool:
+        """The node has been heard from and a reader of the trajectory is matched: points sent
+        before that were seen to reach the node seconds late (Fast DDS, see the module)."""
+        return self._heard_node and self.desired.get_subscription_count() > 0
 
     def follow_outputs(self) -> None:
         """Subscribes to the node's feedforward_efforts, for ``latest`` (call once the node
@@ -177,6 +190,7 @@ class TrajectoryPublisher:
                 self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
 
     def _on_output(self, msg: JointState) -> None:
+        self._heard_node = True
         if self.t0 is not None:
             self.latest = (msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 - self.t0, msg.effort)
 
@@ -241,7 +255,9 @@ def run_closed_loop(
     record = folder / f"{namespace}_record.npz"
     record.unlink(missing_ok=True)
     run_for = float(sim_parameters.get("duration", 0.0)) if trajectory is not None else 0.0
-    sim_parameters = {"commands_topic": "effort_commands", "record_file": str(record), **sim_parameters}
+    # held until the node has computed 50 times: the trajectory publisher has heard it by then
+    defaults = {"commands_topic": "effort_commands", "record_file": str(record), "release_after_commands": 50}
+    sim_parameters = {**defaults, **sim_parameters}
     if run_for > 0.0:
         sim_parameters["duration"] = 0.0  # stopped here, by trajectory time
     node = Node("trajectory_publisher", namespace=namespace)

@@ -12,6 +12,7 @@ def test_the_release_is_the_last_held_state_once_the_robot_moves():
     held = np.array([0.0, 1.0, -1.5])
     assert [release.update(1.000 + 0.001 * k, held.copy()) for k in range(5)] == [None] * 5
     assert release.update(1.005, held + np.array([0.0, 1e-12, 0.0])) == 1.004
+    assert release.update(1.006, held) == 1.004  # found once
 
 
 def test_a_robot_already_moving_starts_at_the_first_state_seen():
