@@ -21,7 +21,6 @@ NEEDS_ROS = (
     HERE / "node" / "test_node_as_users_expect.py",
     HERE / "package" / "test_demo.py",
     HERE / "simulation" / "test_closed_loop.py",
-    HERE / "demo" / "test_trajectory_clock.py",
 )
 
 

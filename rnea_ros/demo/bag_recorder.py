@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from rclpy.node import Node
@@ -30,9 +29,8 @@ class BagRecorder:
         self.dropped = 0
         self._lock = threading.Lock()
 
-    def record(self, topic: str, msg_type, also: Callable[[bytes], None] | None = None) -> None:
-        """Starts recording ``topic`` (messages of ``msg_type``) from now on; ``also`` is handed
-        each serialized message too (one reader per topic: see ``closed_loop``)."""
+    def record(self, topic: str, msg_type) -> None:
+        """Starts recording ``topic`` (messages of ``msg_type``) from now on."""
         if topic in self.subscriptions:
             return
         type_name = msg_type.__module__.split(".")[0] + "/msg/" + msg_type.__name__
@@ -43,8 +41,6 @@ class BagRecorder:
                     self.messages.append((topic, time.time_ns(), raw))
                 else:
                     self.dropped += 1
-            if also is not None:
-                also(raw)
 
         subscription = DedicatedSubscription(self.node, msg_type, topic, keep, DEPTH, raw=True)
         subscription.start()

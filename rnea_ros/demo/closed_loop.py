@@ -4,21 +4,20 @@ publisher, over loopback DDS; what the demo and the closed-loop tests run.
 Wiring, as with a real robot: the simulator publishes ``joint_states`` and takes
 ``effort_commands`` (its ``commands_topic``) like a JointGroupEffortController; rnea_node
 subscribes to ``joint_states`` and ``desired_accelerations`` and publishes ``effort_commands``.
-The trajectory publisher takes its clock from the robot's ``joint_states`` and sends, every
-``SEND_PERIOD``, the next ``CHUNK`` desired points from the newest of them as one stamped
-JointTrajectory, so that the node always holds the point of the state it is about to receive.
-Trajectory time 0 is the state the simulator's brakes were released from (found as the last
-state before the robot first moves), whatever DDS discovery took; until then the start point is
-held. What the robot did comes from the simulator's own record (``record_file``): every state
-it published. This process's own objects are frozen for the run (see ``gc_pauses``): a full
-collection here once stalled the trajectory for 186 ms.
+The trajectory publisher takes its clock from the node's ``feedforward_efforts`` (stamped
+with the joint_states they were computed from) and sends, every ``SEND_PERIOD``, the next
+``CHUNK`` desired points from the newest of them as one stamped JointTrajectory, so that the
+node always holds the point of the state it is about to receive. Trajectory time 0 is the first state the node
+computed for; until then the start point is held. What the robot did comes from the
+simulator's own record (``record_file``): every state it published, up to the trajectory's
+end. This process's objects are frozen for the run (see ``gc_pauses``): a full collection of a
+test session's objects once stalled the trajectory sender for 186 ms.
 
 Start-up order matters in this environment (Fast DDS from the Jazzy wheels): a reliable reader
 created before the writer it reads sometimes received late, in bursts, or nothing (see the
 README, "Closed loop"). So the simulator starts first, rnea_node once the simulator's
-joint_states publisher is seen (this process reads joint_states from then on, for the bag and
-the trajectory's clock, with one reader), and the node's feed-forward (shown by the demo) is
-read once the node's outputs are seen.
+joint_states publisher is seen, and the trajectory publisher subscribes once the node's
+outputs are seen; each topic has one reader.
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ import yaml
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -110,99 +108,48 @@ class Run:
         return (reference - self.positions(names))[started]
 
 
-class BrakeRelease:
-    """The stamp of the state the brakes were released from: the last state whose positions
-    equal the first one seen, found when the robot first moves (the first state seen when it
-    was already moving)."""
-
-    def __init__(self) -> None:
-        self._held: tuple[float, np.ndarray] | None = None  # (stamp, positions) while held
-        self.stamp: float | None = None
-
-    def update(self, stamp: float, position: np.ndarray) -> float | None:
-        """The release stamp once a state shows the robot moved, else None."""
-        held = self._held
-        if self.stamp is None:
-            if held is None or np.array_equal(held[1], position):
-                self._held = (stamp, position)
-            else:
-                self.stamp = held[0]
-        return self.stamp
-
-
 class TrajectoryPublisher:
-    """Sends the trajectory ahead of the node, clocked by the robot's joint_states.
-
-    Trajectory time 0 is the state the brakes were released from (the last state before the
-    robot first moves): a fixed point of every run, however long DDS took to connect anything."""
+    """Sends the trajectory ahead of the node, clocked by its feedforward_efforts."""
 
     def __init__(self, node: Node, joints: list[str], trajectory: MultiSine, period: float) -> None:
         self.node, self.joints, self.trajectory, self.period = node, joints, trajectory, period
         self.t0: float | None = None
-        self.now: float | None = None  # trajectory time of the newest joint_states [s]
+        self.received = 0
         self.latest: tuple[float, np.ndarray] | None = None  # (trajectory time, feed-forward efforts)
         self.desired = node.create_publisher(JointTrajectory, "desired_accelerations", 10)
         self.outputs: DedicatedSubscription | None = None
-        self._release = BrakeRelease()
-        self._heard_node = False
-        self._connected_before_release = False
-        self._newest_stamp = None  # builtin_interfaces/Time of the newest joint_states
+        self._newest_stamp = None  # builtin_interfaces/Time of the newest feedforward_efforts
         self._sent_stamp = None
         self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._starting = threading.Lock()  # no start point is sent once the trajectory has begun
         self._sender = threading.Thread(target=self._send_loop, name="trajectory sender", daemon=True)
-        self._sender.start()
-
-    def on_joint_states(self, raw: bytes) -> None:
-        """Each serialized joint_states of the robot (kept cheap: a publisher that falls behind the
-        node would send stale points)."""
-        msg = deserialize_message(raw, JointState)
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        if self.t0 is None:
-            released = self._release.update(stamp, np.asarray(msg.position))
-            if released is not None and self._node_connected():
-                with self._starting:
-                    self.t0 = released if self._connected_before_release else stamp
-            self._connected_before_release = released is None and self._node_connected()
-        if self.t0 is not None:
-            self.now = stamp - self.t0
-            self._newest_stamp = msg.header.stamp
-            self._wake.set()
-
-    def _node_connected(self) -> bool:
-        """The node has been heard from and a reader of the trajectory is matched: points sent
-        before that were seen to reach the node seconds late (Fast DDS, see the module)."""
-        return self._heard_node and self.desired.get_subscription_count() > 0
 
     def follow_outputs(self) -> None:
-        """Subscribes to the node's feedforward_efforts, for ``latest`` (call once the node
-        publishes them)."""
+        """Subscribes to the node's feedforward_efforts (call once the node publishes them)."""
         self.outputs = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_output, 100)
         self.outputs.start()
+        self._sender.start()
 
     def hold_start(self) -> None:
-        """Until the robot moves: the start point, as an unstamped point ("now")."""
+        """Until the node computes: the start point, at rest, as an unstamped point ("now")."""
         q, qd, qdd = self.trajectory.at(0.0)
         point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
-        with self._starting:
-            if self.t0 is None:
-                self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
+        self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
 
     def _on_output(self, msg: JointState) -> None:
-        self._heard_node = True
-        if self.t0 is not None:
-            self.latest = (msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 - self.t0, msg.effort)
+        """Kept cheap: a publisher that falls behind the node would send stale points."""
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if self.t0 is None:
+            self.t0 = stamp
+        self.received += 1
+        self.latest = (stamp - self.t0, msg.effort)
+        self._newest_stamp = msg.header.stamp
 
     def _send_loop(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(SEND_PERIOD)
-            self._wake.clear()
+        while not self._stop.wait(SEND_PERIOD):
             stamp = self._newest_stamp
-            if stamp is not None and stamp is not self._sent_stamp and not self._stop.is_set():
+            if stamp is not None and stamp is not self._sent_stamp:
                 self._sent_stamp = stamp
                 self._send_chunk(stamp)
-                self._stop.wait(SEND_PERIOD)
 
     def _send_chunk(self, stamp) -> None:
         offsets = np.arange(1, CHUNK + 1) * self.period
@@ -222,7 +169,6 @@ class TrajectoryPublisher:
 
     def close(self) -> None:
         self._stop.set()
-        self._wake.set()
         if self._sender.is_alive():
             self._sender.join(timeout=2.0)
         if self.outputs is not None:
@@ -246,18 +192,16 @@ def run_closed_loop(
     None; stopped ``stop_node_after`` s of wall time after its effort_commands publisher is seen,
     when given) and, when ``trajectory``
     is given, the trajectory publisher (``progress`` is called with it about twice a second).
-    With a trajectory, ``duration`` counts trajectory time: the run is stopped once the robot has
-    published a state that far into it (its start is the brakes' release). With ``bag``, the
-    simulator's joint_states are recorded there as a rosbag2 (topic /NAMESPACE/joint_states), as
-    ``ros2 bag record`` would. Needs rclpy initialised."""
+    With a trajectory, ``duration`` counts trajectory time: the run is stopped once the node has
+    computed that far into it (its start waits for the publisher's subscription, which can take
+    seconds to match). With ``bag``, the simulator's joint_states are recorded there as a rosbag2
+    (topic /NAMESPACE/joint_states), as ``ros2 bag record`` would. Needs rclpy initialised."""
     folder.mkdir(parents=True, exist_ok=True)
     period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
     record = folder / f"{namespace}_record.npz"
     record.unlink(missing_ok=True)
     run_for = float(sim_parameters.get("duration", 0.0)) if trajectory is not None else 0.0
-    # held until the node has computed 50 times: the trajectory publisher has heard it by then
-    defaults = {"commands_topic": "effort_commands", "record_file": str(record), "release_after_commands": 50}
-    sim_parameters = {**defaults, **sim_parameters}
+    sim_parameters = {"commands_topic": "effort_commands", "record_file": str(record), **sim_parameters}
     if run_for > 0.0:
         sim_parameters["duration"] = 0.0  # stopped here, by trajectory time
     node = Node("trajectory_publisher", namespace=namespace)
@@ -274,19 +218,18 @@ def run_closed_loop(
     deadline = started + timeout
     next_progress = started
     controller_up = None  # when the node's effort_commands publisher was first seen
-    states: DedicatedSubscription | None = None  # the robot's joint_states, when read here
     try:
         while sim.poll() is None and time.monotonic() < deadline:
             if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
                 controller = start("rnea_ros.node", namespace, node_parameters, folder, env)
-            if states is None and node.count_publishers("joint_states"):
-                states = _follow_joint_states(node, recorder, publisher)
+            if recorder is not None and not recorder.subscriptions and node.count_publishers("joint_states"):
+                recorder.record("joint_states", JointState)
             if publisher is not None and publisher.outputs is None and node.count_publishers("feedforward_efforts"):
                 publisher.follow_outputs()
             if publisher is not None and publisher.t0 is None:
                 publisher.hold_start()
             rclpy.spin_once(node, timeout_sec=0.05)
-            if run_for > 0.0 and publisher.now is not None and publisher.now >= run_for:
+            if run_for > 0.0 and publisher.latest is not None and publisher.latest[0] >= run_for:
                 break
             if progress is not None and publisher is not None and time.monotonic() >= next_progress:
                 progress(publisher)
@@ -304,8 +247,6 @@ def run_closed_loop(
         if publisher is not None:
             publisher.close()
         stop(sim)  # first: the robot goes on without a trajectory while the bag is written
-        if states is not None and recorder is None:
-            states.destroy()
         bag_messages = recorder.close() if recorder is not None else 0
         node.destroy_node()
         if controller is not None:
@@ -341,22 +282,6 @@ def run_closed_loop(
         data["contact_wrench"][kept] if "contact_wrench" in data else None,
         node_diagnostics,
     )
-
-
-def _follow_joint_states(
-    node: Node, recorder: BagRecorder | None, publisher: TrajectoryPublisher | None
-) -> DedicatedSubscription | None:
-    """One reader of the robot's joint_states for the bag and the trajectory's clock (None when
-    neither is wanted; the recorder's own when there is one)."""
-    follow = publisher.on_joint_states if publisher is not None else None
-    if recorder is not None:
-        recorder.record("joint_states", JointState, also=follow)
-        return recorder.subscriptions["joint_states"][1]
-    if follow is None:
-        return None
-    states = DedicatedSubscription(node, JointState, "joint_states", follow, 1000, raw=True)
-    states.start()
-    return states
 
 
 def _keep_node_diagnostics(msg: DiagnosticArray, namespace: str, into: dict[str, str]) -> None:
