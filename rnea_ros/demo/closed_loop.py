@@ -9,9 +9,7 @@ with the joint_states they were computed from) and sends, every ``SEND_PERIOD``,
 ``CHUNK`` desired points from the newest of them as one stamped JointTrajectory, so that the
 node always holds the point of the state it is about to receive. Trajectory time 0 is the first state the node
 computed for; until then the start point is held. What the robot did comes from the
-simulator's own record (``record_file``): every state it published, up to the trajectory's
-end. This process's objects are frozen for the run (see ``gc_pauses``): a full collection of a
-test session's objects once stalled the trajectory sender for 186 ms.
+simulator's own record (``record_file``): every state it published.
 
 Start-up order matters in this environment (Fast DDS from the Jazzy wheels): a reliable reader
 created before the writer it reads sometimes received late, in bursts, or nothing (see the
@@ -43,7 +41,6 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.demo.bag_recorder import BagRecorder
 from rnea_ros.demo.trajectories import MultiSine
-from rnea_ros.node.gc_pauses import freeze_long_lived_objects, thaw
 from rnea_ros.node.subscription import DedicatedSubscription
 
 CHUNK = 60  # points per desired_accelerations message (60 ms ahead at 1 kHz) ...
@@ -211,7 +208,6 @@ def run_closed_loop(
     node.create_subscription(
         DiagnosticArray, "/diagnostics", lambda msg: _keep_node_diagnostics(msg, namespace, node_diagnostics), 10
     )
-    freeze_long_lived_objects()
     sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
     controller = None
     started = time.monotonic()
@@ -246,12 +242,11 @@ def run_closed_loop(
     finally:
         if publisher is not None:
             publisher.close()
-        stop(sim)  # first: the robot goes on without a trajectory while the bag is written
         bag_messages = recorder.close() if recorder is not None else 0
         node.destroy_node()
+        stop(sim)
         if controller is not None:
             stop(controller)
-        thaw()
     sim_log = (folder / f"{namespace}_simulation.log").read_text()
     node_log = (folder / f"{namespace}_node.log").read_text() if controller is not None else ""
     if time.monotonic() >= deadline:
@@ -260,17 +255,14 @@ def run_closed_loop(
     stamps = data["stamp"]
     t0 = publisher.t0 if publisher is not None and publisher.t0 is not None else (stamps[0] if len(stamps) else 0.0)
     t = stamps - t0
-    # the states after the trajectory's end, until the simulator stopped, are not part of the run
-    kept = t <= run_for + 1e-6 if run_for > 0.0 else np.ones(len(t), dtype=bool)
-    t = t[kept]
     q_ref = np.array([trajectory.at(x)[0] for x in t]) if trajectory is not None else None
     names = [str(name) for name in data["joint_names"]]
     return Run(
         names,
         t,
-        data["position"][kept],
-        data["velocity"][kept],
-        data["effort"][kept],
+        data["position"],
+        data["velocity"],
+        data["effort"],
         q_ref,
         list(joints),
         sim_log,
@@ -278,8 +270,8 @@ def run_closed_loop(
         bag_messages,
         float(t0),
         [str(link) for link in data["contact_links"]] if "contact_links" in data else [],
-        data["contact_position"][kept] if "contact_position" in data else None,
-        data["contact_wrench"][kept] if "contact_wrench" in data else None,
+        data["contact_position"] if "contact_position" in data else None,
+        data["contact_wrench"] if "contact_wrench" in data else None,
         node_diagnostics,
     )
 

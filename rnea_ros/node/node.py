@@ -30,7 +30,6 @@ from trajectory_msgs.msg import JointTrajectory
 from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.node import messages, parameters
 from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.gc_pauses import CollectionPauses, freeze_long_lived_objects
 from rnea_ros.node.loader import ModelLoader
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
@@ -73,7 +72,6 @@ class RneaNode(Node):
         self._warned_frames: set[str] = set()
         self.loader = ModelLoader(self._build, self._loaded, self._refused)
         self._started = time.monotonic()
-        self.collection_pauses = CollectionPauses().install()
 
         # No QoS event handlers on the publishers (incompatible subscribers are warned on their side):
         # the executor polls every handler on each wake-up, which costs ~5 µs per message each.
@@ -119,7 +117,6 @@ class RneaNode(Node):
         self.joint_states.start()
 
     def destroy_node(self) -> None:
-        self.collection_pauses.uninstall()
         if self.joint_states is not None:
             self.joint_states.destroy()
         super().destroy_node()
@@ -159,7 +156,6 @@ class RneaNode(Node):
             self.get_logger().warning(f"robot_description: {warning} (strict_inertia: true refuses it)")
         if self.core.settings.contact_links and not live.floating:
             self.get_logger().warning("contact_links is ignored: the robot has a fixed base")
-        freeze_long_lived_objects()
 
     def _refused(self, error: Exception) -> None:
         self.core.rejections.count("bad_robot_description")
@@ -315,7 +311,7 @@ class RneaNode(Node):
             name="rnea_node: inverse dynamics",
             hardware_id=self.get_fully_qualified_name(),
             message=report.message,
-            values=[KeyValue(key=k, value=v) for k, v in {**report.values, **self.collection_pauses.values()}.items()],
+            values=[KeyValue(key=k, value=v) for k, v in report.values.items()],
         )
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()

@@ -32,7 +32,6 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from rnea_ros.node.gc_pauses import freeze_long_lived_objects
 from rnea_ros.node.subscription import DedicatedSubscription
 
 # ``physics`` (MuJoCo) is imported only once rclpy has loaded its middleware: with MuJoCo's
@@ -175,7 +174,6 @@ class SimNode(Node):
             f"({'real time' if self.p['realtime'] else 'lockstep'}); commands on "
             f"'{self.commands.topic_name}' for {self.robot.command_joints}"
         )
-        freeze_long_lived_objects()
         self.commands.start()
         self._thread.start()
 

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "rnea_ros"
 ROS = {"rclpy", "std_msgs", "sensor_msgs", "geometry_msgs", "trajectory_msgs", "diagnostic_msgs", "nav_msgs"}
 ROS |= {"rcl_interfaces", "builtin_interfaces", "launch", "launch_ros", "ament_index_python"}
 # The node room's plain-Python logic, tested without ROS.
-PLAIN_NODE_MODULES = ("settings", "state", "torques", "core", "loader", "diagnostics", "gc_pauses")
+PLAIN_NODE_MODULES = ("settings", "state", "torques", "core", "loader", "diagnostics")
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -64,10 +64,8 @@ def test_simulation_imports_the_physics_and_ros_only():
     for path in (PACKAGE / "simulation").glob("*.py"):
         for root in imported_roots(path):
             if root.startswith("rnea_ros"):
-                # the dedicated subscription and the collector's freeze are shared process plumbing;
-                # the simulated robot knows no rnea_ros dynamics
-                plumbing = ("rnea_ros.node.subscription", "rnea_ros.node.gc_pauses")
-                assert root.startswith("rnea_ros.simulation") or root in plumbing, (path.name, root)
+                # the dedicated subscription is shared ROS plumbing; the simulated robot knows no rnea_ros dynamics
+                assert root.startswith("rnea_ros.simulation") or root == "rnea_ros.node.subscription", (path.name, root)
             else:
                 assert root in allowed or root in sys.stdlib_module_names, (path.name, root)
 

@@ -128,8 +128,6 @@ def test_identified_corrections_make_the_same_run_track_better(tmp_path, capsys)
         error = recording.tracking_error(ARM.joint_names[:7])
         rms[label] = np.degrees(np.sqrt((error**2).mean(axis=0)))
         print(label, "RMS tracking error [deg]:", np.round(rms[label], 4))
-        collections = {k: v for k, v in recording.node_diagnostics.items() if k.startswith("garbage collections")}
-        print(label, "rnea_node's /diagnostics:", collections)
     assert np.all(rms["after"] <= rms["before"] / 3)
     # the second run's bag, against the URDF's model and against the corrected one
     urdf_only = analyze_bag(tmp_path / "calibrate_after")
