@@ -109,8 +109,12 @@ def test_identified_corrections_make_the_same_run_track_better(tmp_path, capsys)
     arguments = [str(bag), "--urdf", str(urdf), "--topic", "/calibrate_before/joint_states", "--identify"]
     arguments += ["--payload-link", "tool", "--window", str(WINDOW), "--order", "2", "--no-csv", "--out", str(out)]
     # rnea_sim reports with each state the effort of the step that led to it (as ros2_control
-    # does: the previous cycle's command), and holds the robot on brakes until the node commands
-    arguments += ["--effort-delay", "0.001", "--start", str(trajectory_start + 0.05)]
+    # does: the previous cycle's command), and holds the robot on brakes until the node commands.
+    # From 1 s into the trajectory: its time 0 comes when this process first hears the node, up
+    # to ~1.2 s after the release, while the arm sags under the payload the URDF lacks; the
+    # recovery from that late start is not what is identified (a CI run found joint3's armature
+    # 21 % off with it included)
+    arguments += ["--effort-delay", "0.001", "--start", str(trajectory_start + 1.0)]
     assert cli.main(arguments) == 0
     with capsys.disabled():
         print(capsys.readouterr().out)
