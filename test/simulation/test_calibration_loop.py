@@ -112,8 +112,8 @@ def test_identified_corrections_make_the_same_run_track_better(tmp_path, capsys)
     # does: the previous cycle's command), and holds the robot on brakes until the node commands.
     # From 1 s into the trajectory: its time 0 comes when this process first hears the node, up
     # to ~1.2 s after the release, while the arm sags under the payload the URDF lacks; the
-    # recovery from that late start is not what is identified (a CI run found joint3's armature
-    # 21 % off with it included)
+    # recovery from that late start is not what is identified (a CI run that started 0.05 s in
+    # found joint3's armature 21 % off)
     arguments += ["--effort-delay", "0.001", "--start", str(trajectory_start + 1.0)]
     assert cli.main(arguments) == 0
     with capsys.disabled():
