@@ -33,11 +33,12 @@ from sensor_msgs.msg import JointState
 
 from rnea_ros import RobotModel
 from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.reference import EXAMPLE_ARM, robot_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
 
-ROS_ENV = {"ROS_DOMAIN_ID": str(150 + os.getpid() % 50), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+ROS_ENV = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
 ROBOTS = {
     "example arm": (EXAMPLE_ARM.read_text(), [1000, 2000]),
     "Talos humanoid": (robot_urdf("talos_data/robots/talos_full_v2.urdf", strip_mimic=True), [1000, 2000]),

@@ -1,36 +1,37 @@
-"""Markers (declared in setup.cfg, [tool:pytest]):
+"""Markers (declared in setup.cfg, [tool:pytest]), each declared in the test file that needs it:
 
-- ``ros``: needs ROS 2: message packages, rclpy, nodes over loopback DDS with a private
-  ROS_DOMAIN_ID. The node tests listed in NEEDS_ROS and the demo have it, so that
-  ``pytest -m "not ros"`` runs the dynamics core, the analysis and the node's plain-Python
-  logic (state, core, loader, settings) alone.
+- ``ros``: needs ROS 2 (message packages, rclpy, nodes over loopback DDS with a private
+  ROS_DOMAIN_ID from ``rnea_ros.testing.domain``). A file that needs it says so at module level,
+  ``pytestmark = pytest.mark.ros`` (or a list holding it). Without rclpy such files are not even
+  collected: this hook reads the mark from the file's syntax tree, without importing it.
 - ``slow``: more than ~10 s on its own (marked where it is defined).
+
+``pytest -m "not ros and not slow"`` is the fast inner loop.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 from pathlib import Path
 
-import pytest
-
-HERE = Path(__file__).parent
-NEEDS_ROS = (
-    *(HERE / "node" / name for name in ("test_node.py", "test_node_hostile.py", "test_floating_base_node.py")),
-    HERE / "node" / "test_node_floods.py",
-    HERE / "node" / "test_fuzz_node.py",
-    HERE / "node" / "test_node_as_users_expect.py",
-    HERE / "package" / "test_demo.py",
-    HERE / "simulation" / "test_closed_loop.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path in NEEDS_ROS:
-            item.add_marker(pytest.mark.ros)
-
-
-try:  # without ROS 2 the node room cannot even be imported: collect the rest
-    import rclpy  # noqa: F401
+try:
+    ROS_AVAILABLE = importlib.util.find_spec("rclpy") is not None
 except ImportError:
-    collect_ignore = [str(place) for place in NEEDS_ROS]
+    ROS_AVAILABLE = False
+
+
+def declares_ros_mark(path: Path) -> bool:
+    """True when the module assigns ``pytestmark`` a value that names ``pytest.mark.ros``."""
+    for statement in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(statement, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytestmark" for target in statement.targets
+        ):
+            return any(isinstance(node, ast.Attribute) and node.attr == "ros" for node in ast.walk(statement.value))
+    return False
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    if ROS_AVAILABLE or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    return True if declares_ros_mark(collection_path) else None

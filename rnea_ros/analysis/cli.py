@@ -43,8 +43,6 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from rnea_ros.analysis.identify import Identification, identification_table
 from rnea_ros.analysis.parquet import ParquetSamples
 from rnea_ros.analysis.pipeline import analyze, sample_columns, summary_table
@@ -57,7 +55,13 @@ from rnea_ros.analysis.recording import (
     read_bag_description,
     read_bag_wrenches,
 )
-from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH, Corrections, CorrectionsError, JointArrays
+from rnea_ros.dynamics.corrections import (
+    DEFAULT_COULOMB_WIDTH,
+    CorrectedModel,
+    CorrectionsError,
+    load_corrections,
+    save_corrections,
+)
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.urdf import ModelError
 
@@ -111,23 +115,13 @@ def recording_size(path: Path, topic: str) -> int | None:
         reader.close()
 
 
-def with_corrections(model: RobotModel, path: Path | None, identify: bool) -> tuple[RobotModel, JointArrays | None]:
-    """The model with a corrections file's payload merged in, and its joint terms (None: no file)."""
+def with_corrections(model: RobotModel, path: Path | None, identify: bool) -> CorrectedModel:
+    """The model with a corrections file applied, as rnea_node applies it (no file: the model as it is)."""
     if path is None:
-        return model, None
+        return model.with_corrections(None)
     if identify:
         raise RecordingError("--identify fits the URDF's model alone: leave --corrections out")
-    try:
-        corrections = Corrections.from_dict(yaml.safe_load(path.read_text()))
-    except yaml.YAMLError as error:
-        raise CorrectionsError(f"{path}: {error}") from error
-    corrections.check_joints(model.joint_names, model.link_names)
-    if corrections.payload is not None:
-        try:
-            model = model.with_payload(corrections.payload.link, corrections.payload.inertial)
-        except ValueError as error:
-            raise CorrectionsError(f"{path}: payload: {error}") from error
-    return model, corrections.for_joints(model.joint_names)
+    return model.with_corrections(load_corrections(path))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     args.recording = args.recording[0]
     try:
         model = RobotModel.from_urdf(load_description(args.urdf, args.recording), gravity=args.gravity)
-        model, joint_corrections = with_corrections(model, args.corrections, args.identify)
+        corrected = with_corrections(model, args.corrections, args.identify)
+        model = corrected.model
         if model.floating_base:
             raise RecordingError("floating-base robots are not supported by rnea_analyze (fixed base only)")
         wrenches = read_bag_wrenches(args.recording, args.wrench_topic) if args.wrench_topic else None
@@ -197,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             parquet if parquet is not None else contextlib.nullcontext(),
         ):
             analysis = analyze(
-                model,
+                corrected,
                 chunks,
                 wrenches=wrenches,
                 window=args.window,
@@ -207,7 +202,6 @@ def main(argv: list[str] | None = None) -> int:
                 progress=progress,
                 identification=identification,
                 parquet=parquet,
-                joint_corrections=joint_corrections,
                 effort_delay=args.effort_delay,
                 start=args.start,
                 end=args.end,
@@ -227,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     if identification is not None:
         print(identification_table(identification))
         corrections_path = args.out / "corrections.yaml"
-        corrections_path.write_text(yaml.safe_dump(identification.corrections().to_dict(), sort_keys=False))
+        save_corrections(identification.corrections(), corrections_path)
         outputs.append(corrections_path)
     print("wrote " + ", ".join(str(p) for p in outputs))
     return 0
@@ -263,7 +257,7 @@ def fleet_main(args: argparse.Namespace) -> int:
     print("\npooled over the fleet:")
     print(identification_table(total))
     corrections_path = args.out / "corrections.yaml"
-    corrections_path.write_text(yaml.safe_dump(total.corrections().to_dict(), sort_keys=False))
+    save_corrections(total.corrections(), corrections_path)
     print(f"wrote {corrections_path}")
     return 0
 

@@ -17,7 +17,7 @@ import numpy as np
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.analysis.fast_csv import write_rows
 from rnea_ros.analysis.recording import JointChunk, RecordingError
-from rnea_ros.dynamics.corrections import JointArrays
+from rnea_ros.dynamics.corrections import CorrectedModel
 from rnea_ros.dynamics.model import RobotModel
 
 PLOT_POINTS = 20_000
@@ -183,7 +183,7 @@ def held_wrenches(series: dict[str, tuple[np.ndarray, np.ndarray]], t: np.ndarra
 
 
 def analyze(
-    model: RobotModel,
+    model: RobotModel | CorrectedModel,
     chunks: Iterator[JointChunk],
     *,
     wrenches: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
@@ -194,18 +194,19 @@ def analyze(
     progress=None,
     identification=None,
     parquet=None,
-    joint_corrections: JointArrays | None = None,
     effort_delay: float = 0.0,
     start: float = 0.0,
     end: float = math.inf,
 ) -> Analysis:
     """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given.
-    ``joint_corrections`` (friction, armature, offset; the model's joint order) are added to the
-    model's torques (a corrections payload goes into ``model`` itself: ``RobotModel.with_payload``).
+    ``model`` may be a ``CorrectedModel`` (``RobotModel.with_corrections``): its torques are then the
+    corrected model's, computed by the same code as rnea_node's.
     ``effort_delay``: the effort in a message was applied that long before its stamp (ros2_control
     reports the effort of the previous cycle's command: one control period), so the state at t is
     paired with the effort recorded at t + effort_delay (interpolated). Only the samples from
     ``start`` to ``end`` seconds after the first one are analysed (e.g. not while brakes hold)."""
+    corrected = model if isinstance(model, CorrectedModel) else CorrectedModel(model, model)
+    model = corrected.model
     analysis = Analysis(list(model.joint_names), JointFits(model.nv))
     first = next(chunks, None)
     if first is None or len(first.t) == 0:
@@ -243,9 +244,7 @@ def analyze(
         tau, gravity = np.full_like(q, np.nan), np.full_like(q, np.nan)
         if usable.any():
             w = held_wrenches(wrenches, t[usable]) if wrenches else None
-            tau[usable] = model.inverse_dynamics(q[usable], qd[usable], qdd[usable], w)
-            if joint_corrections is not None:
-                tau[usable] += joint_corrections.torques(qd[usable], qdd[usable])
+            tau[usable] = corrected.inverse_dynamics(q[usable], qd[usable], qdd[usable], w)
             gravity[usable] = model.gravity_torques(q[usable])
         analysis.fits.add(measured, tau, qd)
         if identification is not None:

@@ -19,10 +19,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rnea_ros.dynamics.payload import Inertial, consistency_problems
+
+if TYPE_CHECKING:
+    from rnea_ros.dynamics.model import RobotModel
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -123,6 +128,76 @@ class JointArrays:
 
     def torques(self, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
         return self.viscous * qd + self.coulomb * np.tanh(qd / self.coulomb_width) + self.armature * qdd + self.offset
+
+
+def load_corrections(path: str | Path) -> Corrections:
+    """A corrections.yaml as ``Corrections`` (CorrectionsError with the reason otherwise)."""
+    import yaml  # the file's format: the core itself does not need it
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = yaml.safe_load(file)
+    except (OSError, yaml.YAMLError) as error:
+        raise CorrectionsError(f"corrections file '{path}': {error}") from error
+    return Corrections.from_dict(data)
+
+
+def save_corrections(corrections: Corrections, path: str | Path) -> None:
+    """Writes ``corrections`` as a corrections.yaml (the schema of this module's docstring)."""
+    import yaml
+
+    Path(path).write_text(yaml.safe_dump(corrections.to_dict(), sort_keys=False), encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class CorrectedModel:
+    """A description's model with corrections applied, as rnea_node and rnea_analyze both compute:
+    the payload merged into ``model`` (``urdf_model`` is the description's), and the joint terms in
+    the model's joint order (None: no corrections)."""
+
+    urdf_model: RobotModel
+    model: RobotModel
+    corrections: Corrections | None = None
+    joint_terms: JointArrays | None = None
+
+    @property
+    def payload(self) -> Payload | None:
+        return self.corrections.payload if self.corrections is not None else None
+
+    def with_corrections(self, corrections: Corrections | None) -> CorrectedModel:
+        """The description's model with other corrections (the merged model reused when the payload
+        is the same); CorrectionsError when a joint or the payload's link is not the model's."""
+        return apply_corrections(self.urdf_model, corrections, reuse=self)
+
+    def joint_torques(self, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """τ (the joints' rows, 1-D or a batch) with the joint terms at q̇, q̈ added; τ itself without corrections."""
+        if self.joint_terms is None:
+            return tau
+        return tau + self.joint_terms.torques(qd, qdd)
+
+    def inverse_dynamics(self, q, qd, qdd, wrenches=None) -> np.ndarray:
+        """The corrected model's τ (fixed base; 1-D or a batch): rigid body with the payload, plus the joint terms."""
+        return self.joint_torques(qd, qdd, self.model.inverse_dynamics(q, qd, qdd, wrenches))
+
+
+def apply_corrections(
+    model: RobotModel, corrections: Corrections | None, reuse: CorrectedModel | None = None
+) -> CorrectedModel:
+    """``model`` (a description's) with ``corrections`` applied (see ``CorrectedModel``)."""
+    if corrections is None:
+        return CorrectedModel(model, model)
+    corrections.check_joints(model.joint_names, model.link_names)
+    payload = corrections.payload
+    if payload is None:
+        merged = model
+    elif reuse is not None and reuse.payload is payload:
+        merged = reuse.model
+    else:
+        try:
+            merged = model.with_payload(payload.link, payload.inertial)
+        except ValueError as error:  # a link fixed to the world
+            raise CorrectionsError(f"corrections: payload: {error}") from error
+    return CorrectedModel(model, merged, corrections, corrections.for_joints(model.joint_names))
 
 
 def _joint(name: str, values: object) -> JointCorrection:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -19,6 +20,9 @@ from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.compiled import entry_point
 from rnea_ros.dynamics.spatial import axis_angle
 from rnea_ros.dynamics.urdf import Joint, ModelError, URDFTree, parse_urdf
+
+if TYPE_CHECKING:
+    from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
 
 _STATUS_MESSAGES = {
     kernel.NON_FINITE_INPUT: "q, qd and qdd must be finite (NaN or Inf found)",
@@ -445,6 +449,13 @@ class RobotModel:
             )
             self._unit_wrench_cache[key] = F_ext
         return F_ext
+
+    def with_corrections(self, corrections: Corrections | None) -> CorrectedModel:
+        """This model with a corrections file's terms (``dynamics.corrections``): its payload merged
+        in, its joint terms added; CorrectionsError when they do not fit this model."""
+        from rnea_ros.dynamics.corrections import apply_corrections
+
+        return apply_corrections(self, corrections)
 
     def with_payload(self, link: str, inertial: payloads.Inertial) -> RobotModel:
         """This model with a rigid load fixed to ``link`` (merged into its body's inertia)."""

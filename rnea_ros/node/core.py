@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import yaml
 
-from rnea_ros.dynamics.corrections import Corrections, CorrectionsError
+from rnea_ros.dynamics.corrections import Corrections, CorrectionsError, load_corrections
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.node import diagnostics
 from rnea_ros.node.settings import Settings
@@ -27,41 +26,12 @@ from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveMod
 from rnea_ros.node.torques import Outputs, compile_kernels, compute_outputs
 
 
-def read_corrections(path: str) -> Corrections:
-    """A corrections.yaml as ``Corrections`` (CorrectionsError with the reason otherwise)."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            data = yaml.safe_load(file)
-    except (OSError, yaml.YAMLError) as error:
-        raise CorrectionsError(f"corrections file '{path}': {error}") from error
-    return Corrections.from_dict(data)
-
-
-def corrected(live: LiveModel, corrections: Corrections | None) -> LiveModel:
-    """``live`` with ``corrections`` applied: the joint terms, and a payload merged into the
-    model (a new LiveModel, built from the description's model, when the payload changes)."""
-    payload = corrections.payload if corrections is not None else None
-    if payload is None and live.model is live.urdf_model:
-        out = live
-    elif payload is not None and live.payload is payload:
-        out = live
-    else:
-        try:
-            model = live.urdf_model if payload is None else live.urdf_model.with_payload(payload.link, payload.inertial)
-        except ValueError as error:  # a link fixed to the world
-            raise CorrectionsError(f"corrections: payload: {error}") from error
-        out = LiveModel(model, live.command_joints, live.contact_links, live.description, live.urdf_model)
-        out.payload = payload
-    out.corrections = corrections.for_joints(out.model.joint_names) if corrections is not None else None
-    return out
-
-
 def build_live_model(description: str, settings: Settings) -> LiveModel:
     """A model from a description, checked against the settings and proven to compute."""
     model = RobotModel.from_urdf(
         description, floating_base=settings.floating_base, gravity=settings.gravity, strict=settings.strict_inertia
     )
-    live = LiveModel(model, settings.command_joints, settings.contact_links, description)
+    live = LiveModel.build(model, settings.command_joints, settings.contact_links, description)
     compile_kernels()
     try:
         settings.check_gains(len(live.command_order))
@@ -97,34 +67,36 @@ class RneaCore:
         ignored = []
         corrections = self.corrections
         if corrections is not None:
-            ignored = sorted(set(corrections.joints) - set(live.model.joint_names))
+            names = live.model.joint_names
+            ignored = sorted(set(corrections.joints) - set(names))
+            corrections = dataclasses.replace(
+                corrections, joints={k: v for k, v in corrections.joints.items() if k in names}
+            )
             if corrections.payload is not None and corrections.payload.link not in live.model.link_names:
                 ignored.append(f"payload link '{corrections.payload.link}'")
                 corrections = dataclasses.replace(corrections, payload=None)
-        try:
-            live = corrected(live, corrections)
-        except CorrectionsError as error:
-            ignored.append(str(error))
-            live = corrected(live, dataclasses.replace(corrections, payload=None))
+            try:
+                live = live.rebound(live.bound.with_corrections(corrections))
+            except CorrectionsError as error:
+                ignored.append(str(error))
+                live = live.rebound(live.bound.with_corrections(dataclasses.replace(corrections, payload=None)))
         self._swap_in(live)
         return ignored
 
     def set_corrections(self, path: str) -> None:
         """Loads a corrections file (empty path: none) and applies it to the live model; a file
         that cannot be used whole raises CorrectionsError and changes nothing."""
-        corrections = read_corrections(path) if path else None
+        corrections = load_corrections(path) if path else None
         live = self.live
         if live is not None:
-            if corrections is not None:
-                corrections.check_joints(live.model.joint_names, live.model.link_names)
-            self._swap_in(corrected(live, corrections))
+            self._swap_in(live.rebound(live.bound.with_corrections(corrections)))
         self.corrections = corrections
 
     def _swap_in(self, live: LiveModel) -> None:
         self.live = live
         base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
         payload = ""
-        if live.model is not live.urdf_model:
+        if live.payload is not None:
             payload = f", with the corrections' payload ({live.payload_note})"
         self.model_status = f"model with {live.n} joints{base}{payload}"
 

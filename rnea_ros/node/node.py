@@ -1,6 +1,6 @@
 """rnea_node: live feed-forward efforts and gravity torques from /joint_states.
 
-Wiring only: parameters are declared in ``parameters``, messages become arrays in
+Wiring only: parameters are specified in ``parameters`` and declared by ``ros_parameters``, messages become arrays in
 ``messages``, ``RneaCore`` (plain Python) merges them and computes, ``ModelLoader``
 builds descriptions one at a time off the hot path, and this class subscribes,
 publishes, logs and answers parameter changes. Threads: joint_states and the computation
@@ -28,10 +28,11 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.dynamics.corrections import CorrectionsError
-from rnea_ros.node import messages, parameters
+from rnea_ros.node import messages, ros_parameters
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.loader import ModelLoader
-from rnea_ros.node.settings import Settings
+from rnea_ros.node.parameters import NODE_PARAMETERS
+from rnea_ros.node.settings import Settings, settings_from
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.subscription import DedicatedSubscription
 from rnea_ros.node.torques import Outputs
@@ -63,7 +64,7 @@ class RneaNode(Node):
         super().__init__("rnea_node")
         self.fatal_error: str | None = None
         try:
-            settings = parameters.declare(self)
+            settings = Settings(**ros_parameters.declare(self, NODE_PARAMETERS))
         except ValueError as error:
             settings = Settings()
             self._fatal(f"invalid parameter: {error}")
@@ -167,9 +168,9 @@ class RneaNode(Node):
     # --- parameters ----------------------------------------------------------------------------
     def _on_set_parameters(self, changed: list) -> SetParametersResult:
         """A live change is applied whole or refused with the reason; never accepted and ignored."""
-        values = parameters.changes(changed)
+        values = ros_parameters.changes(changed)
         try:
-            settings = parameters.settings_from(values, self.core.settings)
+            settings = settings_from(values, self.core.settings)
         except ValueError as error:
             return SetParametersResult(successful=False, reason=str(error))
         if "robot_description" in values and not settings.robot_description:

@@ -1,7 +1,8 @@
 """The node's settings: every parameter's value, validated, as one immutable object.
 
-Plain Python (no rclpy): ``parameters.py`` declares the ROS parameters and builds a
-``Settings`` from them; a live change builds a new one (or is refused with the
+Plain Python (no rclpy): the fields and their defaults are those of ``parameters.py``'s
+specification (a test holds them equal); ``ros_parameters`` declares them and ``settings_from`` builds a
+``Settings`` from their values; a live change builds a new one (or is refused with the
 ``ValueError``'s message) and the node swaps it in whole.
 """
 
@@ -10,39 +11,38 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from rnea_ros.node.parameters import COMMAND_SOURCES, CONTACT_DISTRIBUTIONS, NODE_PARAMETERS
+from rnea_ros.parameter_spec import defaults, typed_values
+
 MAX_TOPICS = 32  # wrench topics: each is a subscription; a thousand would be a mistake, not a robot
-# What feeds effort_commands besides the feedback: full inverse dynamics, gravity compensation
-# only (hand-guiding), or nothing (feedback only, for comparisons).
-COMMAND_SOURCES = ("inverse_dynamics", "gravity", "none")
-CONTACT_DISTRIBUTIONS = ("minimum_norm", "qp")
+_DEFAULT = defaults(NODE_PARAMETERS)  # the one source of every default (and of every field's meaning)
 
 
 @dataclass(frozen=True)
 class Settings:
-    robot_description: str = ""
-    strict_inertia: bool = False
-    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
-    state_timeout: float = 0.1
-    acceleration_timeout: float = 0.1
-    wrench_timeout: float = 0.1
-    future_stamp_tolerance: float = 1.0
-    use_desired_state: bool = False
-    wrench_topics: tuple[str, ...] = ("external_wrenches",)
-    flip_wrench_topics: tuple[str, ...] = ()
-    command_joints: tuple[str, ...] = ()
-    floating_base: bool = False
-    base_timeout: float = 0.1
-    contact_links: tuple[str, ...] = ()
-    contact_distribution: str = "minimum_norm"  # or "qp": forces the ground can provide
-    friction_coefficient: float = 0.7
-    min_normal_force: float = 0.0  # N
-    # [length (link x), width (link y)] [m] for every contact link or per link; zeros: a point contact
-    sole_size: tuple[float, ...] = (0.0, 0.0)
-    contact_normals: tuple[float, ...] = (0.0, 0.0, 0.0)  # world frame, for all or per link; zeros: against gravity
-    kp: tuple[float, ...] = ()  # per command joint, or one for all; empty: no feedback
-    kd: tuple[float, ...] = ()
-    command_source: str = "inverse_dynamics"
-    corrections_file: str = ""  # corrections.yaml from rnea_analyze --identify; empty: none
+    robot_description: str = _DEFAULT["robot_description"]
+    strict_inertia: bool = _DEFAULT["strict_inertia"]
+    gravity: tuple[float, float, float] = _DEFAULT["gravity"]
+    state_timeout: float = _DEFAULT["state_timeout"]
+    acceleration_timeout: float = _DEFAULT["acceleration_timeout"]
+    wrench_timeout: float = _DEFAULT["wrench_timeout"]
+    future_stamp_tolerance: float = _DEFAULT["future_stamp_tolerance"]
+    use_desired_state: bool = _DEFAULT["use_desired_state"]
+    wrench_topics: tuple[str, ...] = _DEFAULT["wrench_topics"]
+    flip_wrench_topics: tuple[str, ...] = _DEFAULT["flip_wrench_topics"]
+    command_joints: tuple[str, ...] = _DEFAULT["command_joints"]
+    kp: tuple[float, ...] = _DEFAULT["kp"]
+    kd: tuple[float, ...] = _DEFAULT["kd"]
+    command_source: str = _DEFAULT["command_source"]
+    corrections_file: str = _DEFAULT["corrections_file"]
+    floating_base: bool = _DEFAULT["floating_base"]
+    base_timeout: float = _DEFAULT["base_timeout"]
+    contact_links: tuple[str, ...] = _DEFAULT["contact_links"]
+    contact_distribution: str = _DEFAULT["contact_distribution"]
+    friction_coefficient: float = _DEFAULT["friction_coefficient"]
+    min_normal_force: float = _DEFAULT["min_normal_force"]
+    sole_size: tuple[float, ...] = _DEFAULT["sole_size"]
+    contact_normals: tuple[float, ...] = _DEFAULT["contact_normals"]
 
     def __post_init__(self) -> None:
         if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
@@ -105,6 +105,7 @@ class Settings:
         return replace(self, **values)
 
 
-def names(values) -> tuple[str, ...]:
-    """A string-array parameter as a tuple without empty entries (``[""]`` stands for an empty list)."""
-    return tuple(str(v) for v in values if v)
+def settings_from(values: dict[str, object], base: Settings | None = None) -> Settings:
+    """Settings from ROS parameter values (all, or only those that change, applied to ``base``);
+    ValueError with the reason when one is not valid."""
+    return (base or Settings()).with_values(**typed_values(NODE_PARAMETERS, values))

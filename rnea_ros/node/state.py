@@ -1,14 +1,16 @@
 """What the node knows at one instant, for one robot model: plain Python on arrays, no rclpy.
 
-``LiveModel`` is one robot model with everything that must change together with it: the
-latest inputs merged per joint, the name lookup, which inputs are fresh. The node swaps it
-whole when a new description is loaded, so that no output is ever computed from a mix of
-two models. Every check that rejects an input raises ``InvalidMessageError(reason)``; the
+``BoundModel`` is what is fixed for one robot model (immutable: the model with its corrections,
+the name lookup, the command order and limits, the contact links); ``LiveModel`` is one
+``BoundModel`` with the latest inputs merged per joint and which of them are fresh. The node swaps
+the LiveModel whole when a description or the corrections change, so that no output is ever
+computed from a mix of two models. Every check that rejects an input raises ``InvalidMessageError(reason)``; the
 node counts the reason in its diagnostics.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rnea_ros.dynamics.contacts import ContactLinks
-from rnea_ros.dynamics.corrections import JointArrays, Payload
+from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.node.contact_forces import Contact, ContactConsistentTorques, ContactForceQP
@@ -129,61 +131,67 @@ class Inputs:
     qd_desired: np.ndarray | None = None
 
 
-class LiveModel:
-    """One robot model and the latest inputs merged into it (see the module docstring)."""
+@dataclass(frozen=True, eq=False)
+class BoundModel:
+    """What is fixed for one robot model with one set of corrections; never changed: a new
+    description, gravity or corrections file makes a new one (``build``, ``with_corrections``)."""
 
-    def __init__(
-        self,
-        model: RobotModel,
+    corrected: CorrectedModel  # the description's model, the payload merged in, the joint terms
+    description: str  # the text the model was built from (rebuilt on a gravity change)
+    command_joints: tuple[str, ...]
+    contact_links: tuple[str, ...]
+    matcher: NameMatcher
+    command_order: np.ndarray  # model row of each command joint
+    command_limits: np.ndarray  # URDF <limit effort> in command order
+    contacts: ContactLinks | None
+
+    @classmethod
+    def build(
+        cls,
+        corrected: CorrectedModel | RobotModel,
         command_joints: Sequence[str] = (),
         contact_links: Sequence[str] = (),
         description: str = "",
-        urdf_model: RobotModel | None = None,
-    ) -> None:
-        self.model = model
-        self.urdf_model = urdf_model or model  # the description's model, before a payload is merged in
-        self.description = description  # the text the model was built from (rebuilt on a gravity change)
-        self.command_joints, self.contact_links = tuple(command_joints), tuple(contact_links)
+    ) -> BoundModel:
+        """ConfigurationError when the joints or links are not the model's; ValueError when the
+        model cannot give finite torques."""
+        if isinstance(corrected, RobotModel):
+            corrected = CorrectedModel(corrected, corrected)
+        model = corrected.model
         index = {name: k for k, name in enumerate(model.joint_names)}
         missing = [name for name in command_joints if name not in index]
         if missing:
             raise ConfigurationError(f"command_joints names joints the robot model lacks: {missing}")
-        self.matcher = NameMatcher(index)
-        self.links = frozenset(model.link_names)
-        self.command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
-        # URDF <limit effort> in command order; "no limit" as the largest float, so that an infinite
-        # command is caught by the same comparison as one over its limit
-        self.command_limits = np.minimum(model.effort_limits[self.command_order], np.finfo(np.float64).max)
-        # q, qd, ... below are the joints' part; a floating base adds its own state in front.
-        self.floating = model.floating_base
-        self.n = n = model.nv - (BASE_DOFS if self.floating else 0)
+        command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
         try:
-            self.contacts = ContactLinks(model, list(contact_links)) if self.floating and contact_links else None
+            contacts = ContactLinks(model, list(contact_links)) if model.floating_base and contact_links else None
         except ValueError as error:
             raise ConfigurationError(str(error)) from error
-        self.q, self.qd = np.zeros(n), np.zeros(n)
-        self.zeros = np.zeros(n)
-        self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
-        self.newest_stamp = -math.inf
-        self.unknown_names: tuple[str, ...] = ()  # the latest joint_states names the model does not know
-        # Written by the executor thread, read by the joint_states thread: each is replaced
-        # whole by one assignment (atomic), never changed in place.
-        self.desired: Desired | None = None
-        self.wrenches: dict[str, tuple[np.ndarray, float]] = {}  # link -> (wrench, receive time)
-        self.odometry: BaseState | None = None
-        self.imu: ImuReading | None = None
-        self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
-        self.corrections: JointArrays | None = None  # friction, armature, offset of this model's joints
-        self.payload: Payload | None = None  # merged into ``model`` (not into ``urdf_model``)
-        self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
-        self._contact_torques: tuple[tuple, ContactConsistentTorques] | None = None
-        self._prove_it_computes()
+        bound = cls(
+            corrected,
+            description,
+            tuple(command_joints),
+            tuple(contact_links),
+            NameMatcher(index),
+            command_order,
+            # "no limit" as the largest float, so that an infinite command is caught by the same
+            # comparison as one over its limit
+            np.minimum(model.effort_limits[command_order], np.finfo(np.float64).max),
+            contacts,
+        )
+        bound._prove_it_computes()
+        return bound
+
+    def with_corrections(self, corrections: Corrections | None) -> BoundModel:
+        """The same description with other corrections (CorrectionsError when they do not fit it)."""
+        corrected = self.corrected.with_corrections(corrections)
+        if corrected.model is self.corrected.model:
+            return dataclasses.replace(self, corrected=corrected)
+        return BoundModel.build(corrected, self.command_joints, self.contact_links, self.description)
 
     @property
-    def payload_note(self) -> str:
-        if self.payload is None:
-            return "none"
-        return f"{self.payload.inertial.mass:.3f} kg on '{self.payload.link}'"
+    def model(self) -> RobotModel:
+        return self.corrected.model
 
     def _prove_it_computes(self) -> None:
         """A model that cannot give finite torques at its neutral state must never go live
@@ -197,6 +205,66 @@ class LiveModel:
             self.model.with_contact_terms(q0, zero, zero, None, links)
             qp = ContactForceQP([Contact(link) for link in links], self.model.gravity)
             ContactConsistentTorques(self.model, links, qp)(q0[:7], zero[:6], zero[:6], q0[7:], zero[6:], zero[6:])
+
+
+class LiveModel:
+    """One ``BoundModel`` and the latest inputs merged into it (see the module docstring)."""
+
+    def __init__(self, bound: BoundModel) -> None:
+        self.bound = bound
+        model = bound.model
+        # q, qd, ... below are the joints' part; a floating base adds its own state in front.
+        self.floating = model.floating_base
+        self.n = n = model.nv - (BASE_DOFS if self.floating else 0)
+        self.links = frozenset(model.link_names)
+        self.q, self.qd = np.zeros(n), np.zeros(n)
+        self.zeros = np.zeros(n)
+        self.stamp = np.full(n, -math.inf)  # joint_states header stamp of each joint's value
+        self.newest_stamp = -math.inf
+        self.unknown_names: tuple[str, ...] = ()  # the latest joint_states names the model does not know
+        # Written by the executor thread, read by the joint_states thread: each is replaced
+        # whole by one assignment (atomic), never changed in place.
+        self.desired: Desired | None = None
+        self.wrenches: dict[str, tuple[np.ndarray, float]] = {}  # link -> (wrench, receive time)
+        self.odometry: BaseState | None = None
+        self.imu: ImuReading | None = None
+        self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
+        self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
+        self._contact_torques: tuple[tuple, ContactConsistentTorques] | None = None
+
+    @classmethod
+    def build(
+        cls, model: RobotModel, command_joints: Sequence[str] = (), contact_links: Sequence[str] = (), description=""
+    ) -> LiveModel:
+        return cls(BoundModel.build(model, command_joints, contact_links, description))
+
+    def rebound(self, bound: BoundModel) -> LiveModel:
+        """A new LiveModel on ``bound`` (the same joints) that keeps this one's inputs; this one is left as it is."""
+        live = LiveModel(bound)
+        live.q, live.qd, live.stamp = self.q.copy(), self.qd.copy(), self.stamp.copy()
+        live.newest_stamp, live.unknown_names = self.newest_stamp, self.unknown_names
+        live.desired, live.wrenches = self.desired, self.wrenches
+        live.odometry, live.imu, live.base_acceleration = self.odometry, self.imu, self.base_acceleration
+        return live
+
+    # what is bound to the model, read through
+    model = property(lambda self: self.bound.corrected.model)
+    urdf_model = property(lambda self: self.bound.corrected.urdf_model)
+    corrected = property(lambda self: self.bound.corrected)
+    payload = property(lambda self: self.bound.corrected.payload)
+    description = property(lambda self: self.bound.description)
+    command_joints = property(lambda self: self.bound.command_joints)
+    contact_links = property(lambda self: self.bound.contact_links)
+    command_order = property(lambda self: self.bound.command_order)
+    command_limits = property(lambda self: self.bound.command_limits)
+    contacts = property(lambda self: self.bound.contacts)
+    matcher = property(lambda self: self.bound.matcher)
+
+    @property
+    def payload_note(self) -> str:
+        if self.payload is None:
+            return "none"
+        return f"{self.payload.inertial.mass:.3f} kg on '{self.payload.link}'"
 
     def contact_torques(self, settings: Settings) -> ContactConsistentTorques:
         """The QP contact distribution for these settings (built once per set of values)."""

@@ -64,11 +64,12 @@ def with_corrections(
     live: LiveModel, inputs: Inputs, tau: np.ndarray, held: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The joint torques the URDF leaves out, when a corrections file is loaded: friction and
-    armature at the state τ was computed for, added to τ; the offset also to the holding torques."""
-    corrections = live.corrections
-    if corrections is None:
+    armature at the state τ was computed for, added to τ (``CorrectedModel``, as rnea_analyze adds
+    them); the offset also to the holding torques."""
+    terms = live.corrected.joint_terms
+    if terms is None:
         return tau, held
-    return tau + corrections.torques(inputs.qd, inputs.qdd), held + corrections.offset
+    return live.corrected.joint_torques(inputs.qd, inputs.qdd, tau), held + terms.offset
 
 
 def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:

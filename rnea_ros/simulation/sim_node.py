@@ -25,14 +25,15 @@ import numpy as np
 import rclpy
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
+from rnea_ros.node.ros_parameters import declare
 from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings
 
 # ``physics`` (MuJoCo) is imported only once rclpy has loaded its middleware: with MuJoCo's
 # libraries loaded first, Fast DDS (these Jazzy wheels) served only one of two readers of a
@@ -41,99 +42,13 @@ from rnea_ros.node.subscription import DedicatedSubscription
 DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
-POSITIVE = FloatingPointRange(from_value=1e-6, to_value=1e6)
-
-# name -> (default, description, float range or None); all read-only: a simulated robot is rebuilt, not retuned
-PARAMETERS: dict[str, tuple[object, str, FloatingPointRange | IntegerRange | None]] = {
-    "robot_description": ("", "URDF text; empty: the robot_description topic (transient local).", None),
-    "rate": (
-        1000.0,
-        "Physics steps per second of simulated time [Hz].",
-        FloatingPointRange(from_value=10.0, to_value=10000.0),
-    ),
-    "publish_every": (1, "joint_states every this many steps.", IntegerRange(from_value=1, to_value=1000)),
-    "realtime": (True, "Pace the physics to the wall clock; false: lockstep with the commands.", None),
-    "lockstep_timeout": (0.05, "Lockstep: longest wait for a command per step [s of wall time].", POSITIVE),
-    "commands_topic": ("effort_controller/commands", "std_msgs/Float64MultiArray efforts, in `joints` order.", None),
-    "joints": ([""], "Joints the commands drive, in order; empty: every joint of the URDF that is no mimic.", None),
-    "command_timeout": (0.1, "No command for this long (simulated time) gives zero effort [s].", POSITIVE),
-    "release_after_commands": (
-        1,
-        "The brakes hold the robot until this many commands have arrived (time for the controller's other inputs, "
-        "such as a force/torque sensor, to reach it).",
-        IntegerRange(from_value=1, to_value=100000),
-    ),
-    "initial_positions": ([0.0], "Start positions in `joints` order (one value: all); the robot starts at rest.", None),
-    "keep_urdf_damping": (True, "Keep the URDF's <dynamics damping friction> (a real joint has them).", None),
-    "armature": ([0.0], "Extra reflected rotor inertia per joint of `joints` (one value: all) [kg·m²].", None),
-    "damping": ([0.0], "Extra viscous friction per joint of `joints` (one value: all) [N·m·s/rad].", None),
-    "friction_loss": ([0.0], "Extra dry friction per joint of `joints` (one value: all) [N·m].", None),
-    "payload_link": ("", "Link that carries a payload; empty: none.", None),
-    "payload_mass": (0.0, "Payload mass [kg].", FloatingPointRange(from_value=0.0, to_value=1e4)),
-    "payload_com": ([0.0, 0.0, 0.0], "Payload centre of mass in the link frame [m].", None),
-    "payload_inertia": ([0.0, 0.0, 0.0], "Payload principal inertia about its centre of mass [kg·m²].", None),
-    "sensor_topic": ("", "Publish a force/torque sensor between payload_link and the payload here; empty: none.", None),
-    "sensor_reports_robot_side": (
-        False,
-        "false: the wrench the payload applies on the robot (rnea_node's convention); true: the opposite, "
-        "as sensors that report what the robot applies (list the topic in rnea_node's flip_wrench_topics).",
-        None,
-    ),
-    "gravity": ([0.0, 0.0, -9.81], "Gravity in the world frame [m/s²].", None),
-    "floating_base": (
-        False,
-        "Legged robots: a free root link on a ground plane through the world origin, contact shapes at "
-        "contact_links, and nav_msgs/Odometry of the root link on odometry_topic.",
-        None,
-    ),
-    "contact_links": ([""], "Floating base: links that get a contact shape (URDF meshes are not loaded).", None),
-    "contact_radius": (0.02, "Radius of the contact spheres [m].", FloatingPointRange(from_value=1e-4, to_value=1.0)),
-    "sole_size": (
-        [0.0, 0.0],
-        "Floating base: [length, width] of a flat sole (a box) centred on each contact link's origin in its x-y "
-        "plane, instead of a sphere [m]; zeros: spheres.",
-        None,
-    ),
-    "ground_slope": (
-        0.0,
-        "Floating base: the ground rises by this angle along world x [rad]; the robot starts aligned with it.",
-        FloatingPointRange(from_value=-1.2, to_value=1.2),
-    ),
-    "friction": (
-        1.0,
-        "Friction coefficient of the contacts with the ground.",
-        FloatingPointRange(from_value=0.0, to_value=10.0),
-    ),
-    "odometry_topic": (
-        "base_odometry",
-        "Floating base: the root link's pose in the world and twist in its own frame.",
-        None,
-    ),
-    "duration": (
-        0.0,
-        "Stop after this much simulated time once the brakes are released [s]; 0: run until shut down.",
-        None,
-    ),
-    "record_file": (
-        "",
-        "Write every published state (the ground truth) to this .npz file at the end; empty: none.",
-        None,
-    ),
-}
 MAX_RECORDED = 3_600_000  # one hour at 1 kHz; later states are not recorded (with a warning)
 
 
 class SimNode(Node):
     def __init__(self) -> None:
         super().__init__("rnea_sim")
-        for name, (default, description, value_range) in PARAMETERS.items():
-            descriptor = ParameterDescriptor(description=description, read_only=True)
-            if isinstance(value_range, FloatingPointRange):
-                descriptor.floating_point_range = [value_range]
-            elif isinstance(value_range, IntegerRange):
-                descriptor.integer_range = [value_range]
-            self.declare_parameter(name, default, descriptor)
-        self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self.p = SimSettings(**declare(self, SIM_PARAMETERS))
         self.robot = None  # physics.SimRobot once a description is built
         self.finished = threading.Event()
         self.refused_commands = 0
@@ -146,16 +61,12 @@ class SimNode(Node):
         self._command_arrived = threading.Event()
         self._stop = threading.Event()
         self.pub_states = self.create_publisher(JointState, "joint_states", 100)
-        self.pub_sensor = (
-            self.create_publisher(WrenchStamped, self.p["sensor_topic"], 10) if self.p["sensor_topic"] else None
-        )
-        self.pub_odometry = (
-            self.create_publisher(Odometry, self.p["odometry_topic"], 10) if self.p["floating_base"] else None
-        )
-        self.commands = DedicatedSubscription(self, Float64MultiArray, self.p["commands_topic"], self._on_command, 10)
+        self.pub_sensor = self.create_publisher(WrenchStamped, self.p.sensor_topic, 10) if self.p.sensor_topic else None
+        self.pub_odometry = self.create_publisher(Odometry, self.p.odometry_topic, 10) if self.p.floating_base else None
+        self.commands = DedicatedSubscription(self, Float64MultiArray, self.p.commands_topic, self._on_command, 10)
         self._thread = threading.Thread(target=self._run, name="physics", daemon=True)
-        if self.p["robot_description"]:
-            self._start(self.p["robot_description"])
+        if self.p.robot_description:
+            self._start(self.p.robot_description)
         else:
             self.create_subscription(String, "robot_description", lambda msg: self._start(msg.data), DESCRIPTION_QOS)
 
@@ -170,8 +81,8 @@ class SimNode(Node):
             self.get_logger().error(f"cannot simulate this robot_description: {str(error)[:500]}")
             return
         self.get_logger().info(
-            f"simulating {len(self.robot.joint_names)} joints at {self.p['rate']:.0f} Hz "
-            f"({'real time' if self.p['realtime'] else 'lockstep'}); commands on "
+            f"simulating {len(self.robot.joint_names)} joints at {self.p.rate:.0f} Hz "
+            f"({'real time' if self.p.realtime else 'lockstep'}); commands on "
             f"'{self.commands.topic_name}' for {self.robot.command_joints}"
         )
         self.commands.start()
@@ -181,24 +92,22 @@ class SimNode(Node):
         from rnea_ros.simulation.physics import Payload, SimOptions, SimRobot
 
         p = self.p
-        joints = [name for name in p["joints"] if name]
+        joints = list(p.joints)
         payload = None
-        if p["payload_link"] and p["payload_mass"] > 0.0:
-            payload = Payload(
-                p["payload_link"], p["payload_mass"], tuple(p["payload_com"]), tuple(p["payload_inertia"])
-            )
+        if p.payload_link and p.payload_mass > 0.0:
+            payload = Payload(p.payload_link, p.payload_mass, tuple(p.payload_com), tuple(p.payload_inertia))
         options = SimOptions(
-            timestep=1.0 / p["rate"],
-            gravity=tuple(p["gravity"]),
-            keep_urdf_damping=p["keep_urdf_damping"],
+            timestep=1.0 / p.rate,
+            gravity=tuple(p.gravity),
+            keep_urdf_damping=p.keep_urdf_damping,
             payload=payload,
-            sensor_link=p["payload_link"] if payload is not None and p["sensor_topic"] else "",
-            floating_base=p["floating_base"],
-            contact_links=tuple(name for name in p["contact_links"] if name),
-            contact_radius=p["contact_radius"],
-            sole_size=tuple(_per_joint(p["sole_size"], 2, "sole_size")),
-            friction=p["friction"],
-            ground_slope=p["ground_slope"],
+            sensor_link=p.payload_link if payload is not None and p.sensor_topic else "",
+            floating_base=p.floating_base,
+            contact_links=p.contact_links,
+            contact_radius=p.contact_radius,
+            sole_size=tuple(_per_joint(p.sole_size, 2, "sole_size")),
+            friction=p.friction,
+            ground_slope=p.ground_slope,
         )
         robot = SimRobot(description, options, joints)
         n = len(robot.command_joints)
@@ -211,7 +120,7 @@ class SimNode(Node):
             values = _per_joint(p[parameter], n, parameter)
             for name, value in zip(robot.command_joints, values, strict=True):
                 getattr(robot.model, field)[robot._joint(name)[1]] += value
-        initial = _per_joint(p["initial_positions"], n, "initial_positions")
+        initial = _per_joint(p.initial_positions, n, "initial_positions")
         robot.set_positions(dict(zip(robot.command_joints, initial, strict=True)))
         return robot
 
@@ -239,10 +148,10 @@ class SimNode(Node):
     def _efforts_now(self, robot) -> np.ndarray | None:
         """The command in force, zeros when it is stale; None while the brakes hold."""
         command = self._command
-        if command is None or self.accepted_commands < self.p["release_after_commands"]:
+        if command is None or self.accepted_commands < self.p.release_after_commands:
             return None
         values, received = command
-        if robot.time - received > self.p["command_timeout"]:
+        if robot.time - received > self.p.command_timeout:
             self.get_logger().warning(
                 f"no command for {robot.time - received:.2f} s (> command_timeout): zero effort",
                 throttle_duration_sec=2.0,
@@ -255,25 +164,25 @@ class SimNode(Node):
         """Lockstep waits for a controller that has not started yet or is still sending; once its
         commands are stale the robot goes on without it (zero effort), at full speed."""
         command = self._command
-        return command is None or robot.time - command[1] <= self.p["command_timeout"]
+        return command is None or robot.time - command[1] <= self.p.command_timeout
 
     # --- the loop --------------------------------------------------------------------------------
     def _run(self) -> None:
         robot, p = self.robot, self.p
-        dt = 1.0 / p["rate"]
+        dt = 1.0 / p.rate
         start_wall = time.time()
         start_monotonic = time.monotonic()
         steps = 0
         released_at = None  # simulated time the brakes were released
         try:
             while not self._stop.is_set() and rclpy.ok(context=self.context):
-                if released_at is not None and p["duration"] > 0.0 and robot.time - released_at >= p["duration"] - 1e-9:
+                if released_at is not None and p.duration > 0.0 and robot.time - released_at >= p.duration - 1e-9:
                     break
-                if steps % p["publish_every"] == 0:
+                if steps % p.publish_every == 0:
                     self._command_arrived.clear()
                     self._publish(robot, start_wall)
-                    if not p["realtime"] and self._controller_expected(robot):
-                        if not self._command_arrived.wait(p["lockstep_timeout"]) and self._command is not None:
+                    if not p.realtime and self._controller_expected(robot):
+                        if not self._command_arrived.wait(p.lockstep_timeout) and self._command is not None:
                             self.lockstep_timeouts += 1
                 efforts = self._efforts_now(robot)
                 if efforts is None:
@@ -308,10 +217,10 @@ class SimNode(Node):
         )
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
         self.pub_states.publish(msg)
-        if self.p["record_file"]:
+        if self.p.record_file:
             if len(self.record) < MAX_RECORDED:
                 state = (sec + nanosec * 1e-9, msg.position, msg.velocity, msg.effort)
-                if self.p["floating_base"]:
+                if self.p.floating_base:
                     state += (robot.contact_positions(), robot.contact_wrenches())
                 self.record.append(state)
             elif len(self.record) == MAX_RECORDED:
@@ -319,10 +228,10 @@ class SimNode(Node):
         if self.pub_odometry is not None:
             self._publish_odometry(robot, msg.header.stamp)
         if self.pub_sensor is not None:
-            wrench = robot.sensor_wrench() * (-1.0 if self.p["sensor_reports_robot_side"] else 1.0)
+            wrench = robot.sensor_wrench() * (-1.0 if self.p.sensor_reports_robot_side else 1.0)
             sensor = WrenchStamped()
             sensor.header.stamp = msg.header.stamp
-            sensor.header.frame_id = self.p["payload_link"]
+            sensor.header.frame_id = self.p.payload_link
             f, t = sensor.wrench.force, sensor.wrench.torque
             f.x, f.y, f.z, t.x, t.y, t.z = (float(x) for x in wrench)
             self.pub_sensor.publish(sensor)
@@ -340,11 +249,11 @@ class SimNode(Node):
         self.pub_odometry.publish(odometry)
 
     def _write_record(self, robot) -> None:
-        if not self.p["record_file"]:
+        if not self.p.record_file:
             return
         columns = list(zip(*self.record, strict=True)) if self.record else [(), (), (), ()]
         floating = {}
-        if self.p["floating_base"]:
+        if self.p.floating_base:
             # ground truth of the contacts: each link's origin in the world, the ground's wrench on it
             # in its frame about its origin (as estimated_contact_wrenches)
             floating = {
@@ -353,7 +262,7 @@ class SimNode(Node):
                 "contact_wrench": np.array(columns[5] if self.record else ()),
             }
         np.savez(
-            self.p["record_file"],
+            self.p.record_file,
             joint_names=np.array(robot.joint_names),
             stamp=np.array(columns[0]),
             position=np.array(columns[1]),

@@ -29,8 +29,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.testing.domain import reserve_domain_id
+
 ROOT = Path(__file__).resolve().parents[2]  # the checkout
-DOMAIN_ID = str(100 + os.getpid() % 100)
+DOMAIN_ID = str(reserve_domain_id())  # one per test process, in the safe range, held until it exits
 ROS_ENV = {"ROS_DOMAIN_ID": DOMAIN_ID, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
 DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL

@@ -41,6 +41,7 @@ from std_msgs.msg import String
 from rnea_ros import RobotModel
 from rnea_ros.demo.example_robot import example_arm_urdf, smooth_trajectory
 from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.testing.domain import reserve_domain_id
 
 DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -146,7 +147,7 @@ def run_soak(
     seconds: float, rate: float = 2000.0, swap_period: float = 3.0, domain_id: int | None = None, flood: int = 0
 ) -> dict:
     """Runs the soak; returns the figures (see the module docstring)."""
-    domain = domain_id if domain_id is not None else 200 + os.getpid() % 30
+    domain = domain_id if domain_id is not None else reserve_domain_id()
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
     os.environ.update({k: env[k] for k in saved})  # read by rclpy.init below

@@ -61,3 +61,22 @@ def test_a_payload_on_an_unknown_link_is_refused():
         ARM.with_payload("no_such_link", PAYLOAD)
     with pytest.raises(ValueError, match="fixed to the world"):
         ARM.with_payload(ARM.link_names[0], PAYLOAD)
+
+
+def test_with_corrections_is_pinocchio_with_the_payload_plus_the_joint_terms_written_out():
+    """``RobotModel.with_corrections`` (what rnea_node and rnea_analyze both apply) against Pinocchio
+    on the URDF that carries the payload, plus friction, armature and offset written out here."""
+    from rnea_ros.dynamics.corrections import Corrections, JointCorrection, Payload
+
+    joint3 = JointCorrection(viscous=1.5, coulomb=0.8, armature=0.2, offset=-0.3, coulomb_width=0.02)
+    corrections = Corrections({"joint3": joint3}, Payload("tool", PAYLOAD))
+    corrected = ARM.with_corrections(corrections)
+    reference = PinocchioReference(urdf_with_payload("tool", PAYLOAD), ARM)
+    j = ARM.joint_names.index("joint3")
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        q, qd, qdd = random_state(ARM, rng)
+        expected = reference.inverse_dynamics(q, qd, qdd)
+        expected[j] += 1.5 * qd[j] + 0.8 * np.tanh(qd[j] / 0.02) + 0.2 * qdd[j] - 0.3
+        assert_close(corrected.inverse_dynamics(q, qd, qdd), expected)
+    assert ARM.with_corrections(None).model is ARM

@@ -16,6 +16,8 @@ from rnea_ros import RobotModel
 from rnea_ros.testing.reference import PinocchioReference, robot_urdf
 from rnea_ros.testing.ros_harness import Client, init_rclpy, running_node
 
+pytestmark = pytest.mark.ros
+
 ANYMAL_URDF = robot_urdf("anymal_b_simple_description/robots/anymal.urdf")
 ANYMAL = RobotModel.from_urdf(ANYMAL_URDF, floating_base=True)
 ANYMAL_PIN = PinocchioReference(ANYMAL_URDF, ANYMAL)

@@ -31,6 +31,8 @@ from rnea_ros.node.state import InvalidMessageError
 from rnea_ros.node.torques import Outputs
 from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF, robot_urdf
 
+pytestmark = pytest.mark.ros
+
 MODELS = {text: RobotModel.from_urdf(text) for text in (ARM_URDF, HEAVY_ARM_URDF)}
 ARM = MODELS[ARM_URDF]
 COMMAND_JOINTS = ("joint7", "joint2", "finger_left_joint")

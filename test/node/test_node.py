@@ -17,6 +17,8 @@ from rnea_ros import RobotModel
 from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF, PinocchioReference
 from rnea_ros.testing.ros_harness import Client, NodeProcess, init_rclpy, running_node
 
+pytestmark = pytest.mark.ros
+
 ARM = RobotModel.from_urdf(ARM_URDF)
 NV = ARM.nv
 COMMAND_JOINTS = ["joint7", "joint1", "finger_left_joint"]

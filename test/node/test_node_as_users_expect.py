@@ -17,6 +17,8 @@ from rnea_ros import RobotModel
 from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF
 from rnea_ros.testing.ros_harness import ROOT, Client, NodeProcess, init_rclpy, running_node
 
+pytestmark = pytest.mark.ros
+
 ARM = RobotModel.from_urdf(ARM_URDF)
 
 

@@ -15,6 +15,8 @@ from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF
 from rnea_ros.testing.ros_harness import Client, init_rclpy, running_node
 from rnea_ros.testing.soak import padded_description, rss_bytes, run_soak
 
+pytestmark = pytest.mark.ros
+
 ARM = RobotModel.from_urdf(ARM_URDF)
 HEAVY = RobotModel.from_urdf(HEAVY_ARM_URDF)
 BROKEN = "<robot name='broken'><link name='a'/><joint name='j' type='revolute'><parent link='a'/></joint>"

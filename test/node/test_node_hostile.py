@@ -21,6 +21,8 @@ from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF
 from rnea_ros.testing.ros_harness import Client, init_rclpy, running_node
 from rnea_ros.testing.soak import run_soak
 
+pytestmark = pytest.mark.ros
+
 MODELS = [RobotModel.from_urdf(ARM_URDF), RobotModel.from_urdf(HEAVY_ARM_URDF)]
 ARM = MODELS[0]
 WEIRD = [math.nan, math.inf, -math.inf, 1e308, -1e-308, 0.0]

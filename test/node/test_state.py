@@ -18,7 +18,7 @@ NAMES = ARM.joint_names  # joint1..joint7, finger_left_joint
 
 
 def live() -> LiveModel:
-    return LiveModel(RobotModel.from_urdf(ARM_URDF))
+    return LiveModel.build(RobotModel.from_urdf(ARM_URDF))
 
 
 def test_a_full_message_in_any_order_is_taken_whole():
@@ -89,7 +89,7 @@ def test_wrenches_expire_and_unknown_frames_are_rejected():
 
 def test_configuration_naming_unknown_joints_is_an_error():
     with pytest.raises(ConfigurationError, match="no_such_joint"):
-        LiveModel(ARM, command_joints=["joint1", "no_such_joint"])
+        LiveModel.build(ARM, command_joints=["joint1", "no_such_joint"])
 
 
 def test_a_model_that_cannot_compute_never_goes_live():
@@ -106,7 +106,7 @@ def test_a_model_that_cannot_compute_never_goes_live():
     except ValueError:
         return  # refused already by the library: fine too
     with pytest.raises(ValueError):
-        LiveModel(model)
+        LiveModel.build(model)
 
 
 def test_settings_refuse_what_cannot_be_applied():

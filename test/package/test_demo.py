@@ -6,7 +6,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from rnea_ros.testing.ros_harness import ROOT, ROS_ENV
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
 def test_demo_runs_the_closed_loop_and_writes_its_plot(tmp_path):

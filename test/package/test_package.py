@@ -52,23 +52,3 @@ def test_colcon_build_installs_the_package(tmp_path):
         assert (install / "lib" / "rnea_ros" / script).is_file(), script
     installed = list(install.glob("lib/python3*/site-packages/rnea_ros/demo/robots/example_arm.urdf"))
     assert installed, "the example URDF must ship inside the Python package too"
-
-
-@pytest.mark.ros
-@pytest.mark.parametrize(
-    ("config", "module"), [("rnea.yaml", "rnea_ros.node.parameters"), ("sim.yaml", "rnea_ros.simulation.sim_node")]
-)
-def test_config_documents_every_parameter(config, module):
-    """Each file in config/ lists exactly the parameters its node declares, each with a comment."""
-    import importlib
-
-    import yaml
-
-    declared = set(importlib.import_module(module).PARAMETERS)
-    text = (ROOT / "config" / config).read_text()
-    documented = set(yaml.safe_load(text)["/**"]["ros__parameters"])
-    assert declared == documented
-    lines = text.splitlines()
-    for name in declared:
-        k = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{name}:"))
-        assert lines[k - 1].strip().startswith("#"), f"{name} has no comment above it"

@@ -17,7 +17,7 @@ from rnea_ros.dynamics.corrections import Corrections
 from rnea_ros.testing.reference import ARM_URDF
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 ARM = RobotModel.from_urdf(ARM_URDF)
 START = [0.0, 1.0, 0.0, -1.5, 0.0, 1.5, 0.0, 0.02]
 KP = [600.0, 900.0, 250.0, 150.0, 12.0, 15.0, 1.0, 40.0]

@@ -19,7 +19,7 @@ from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF, solo_standing_pose
 from rnea_ros.testing.reference import ARM_URDF
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 ARM = RobotModel.from_urdf(ARM_URDF)
 START = [0.0, 1.0, 0.0, -1.5, 0.0, 1.5, 0.0, 0.02]
 # Critically damped at ~20-25 rad/s on the arm's own inertias at START (ω² M_ii, 2 ω M_ii)

@@ -26,7 +26,7 @@ from rnea_ros.testing.legged import (
 )
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 SLOPE = math.radians(15.0)
 GROUND_NORMAL = [-math.sin(SLOPE), 0.0, math.cos(SLOPE)]  # the simulator's ground rises along world x
 GROUND_FRICTION = 0.35  # tan 15° = 0.268: standing on this slope needs μ ≥ 0.27

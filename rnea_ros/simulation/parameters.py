@@ -1,0 +1,200 @@
+"""rnea_sim's parameters, specified once (plain Python, no rclpy): its declarations, ``SimSettings``,
+``config/sim.yaml`` and the documentation's table are made from ``SIM_PARAMETERS``. All read-only:
+a simulated robot is rebuilt, not retuned."""
+
+from __future__ import annotations
+
+from rnea_ros.parameter_spec import ParameterSpec, settings_class
+
+SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec(
+        "robot_description",
+        "string",
+        "",
+        "URDF text; empty: the robot_description topic (transient local).",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "rate",
+        "double",
+        1000.0,
+        "Physics steps per second of simulated time [Hz].",
+        read_only=True,
+        range=(10.0, 10000.0),
+    ),
+    ParameterSpec("publish_every", "int", 1, "joint_states every this many steps.", read_only=True, range=(1, 1000)),
+    ParameterSpec(
+        "realtime",
+        "bool",
+        True,
+        "Pace the physics to the wall clock; false: lockstep with the commands.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "lockstep_timeout",
+        "double",
+        0.05,
+        "Lockstep: longest wait for a command per step [s of wall time].",
+        read_only=True,
+        range=(1e-06, 1000000.0),
+    ),
+    ParameterSpec(
+        "commands_topic",
+        "string",
+        "effort_controller/commands",
+        "std_msgs/Float64MultiArray efforts, in `joints` order.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "joints",
+        "string_array",
+        (),
+        "Joints the commands drive, in order; empty: every joint of the URDF that is no mimic.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "command_timeout",
+        "double",
+        0.1,
+        "No command for this long (simulated time) gives zero effort [s].",
+        read_only=True,
+        range=(1e-06, 1000000.0),
+    ),
+    ParameterSpec(
+        "release_after_commands",
+        "int",
+        1,
+        "The brakes hold the robot until this many commands have arrived (time for the controller's "
+        "other inputs, such as a force/torque sensor, to reach it).",
+        read_only=True,
+        range=(1, 100000),
+    ),
+    ParameterSpec(
+        "initial_positions",
+        "double_array",
+        (0.0,),
+        "Start positions in `joints` order (one value: all); the robot starts at rest.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "keep_urdf_damping",
+        "bool",
+        True,
+        "Keep the URDF's <dynamics damping friction> (a real joint has them).",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "armature",
+        "double_array",
+        (0.0,),
+        "Extra reflected rotor inertia per joint of `joints` (one value: all) [kg·m²].",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "damping",
+        "double_array",
+        (0.0,),
+        "Extra viscous friction per joint of `joints` (one value: all) [N·m·s/rad].",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "friction_loss",
+        "double_array",
+        (0.0,),
+        "Extra dry friction per joint of `joints` (one value: all) [N·m].",
+        read_only=True,
+    ),
+    ParameterSpec("payload_link", "string", "", "Link that carries a payload; empty: none.", read_only=True),
+    ParameterSpec("payload_mass", "double", 0.0, "Payload mass [kg].", read_only=True, range=(0.0, 10000.0)),
+    ParameterSpec(
+        "payload_com", "double_array", (0.0, 0.0, 0.0), "Payload centre of mass in the link frame [m].", read_only=True
+    ),
+    ParameterSpec(
+        "payload_inertia",
+        "double_array",
+        (0.0, 0.0, 0.0),
+        "Payload principal inertia about its centre of mass [kg·m²].",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "sensor_topic",
+        "string",
+        "",
+        "Publish a force/torque sensor between payload_link and the payload here; empty: none.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "sensor_reports_robot_side",
+        "bool",
+        False,
+        "false: the wrench the payload applies on the robot (rnea_node's convention); true: the "
+        "opposite, as sensors that report what the robot applies (list the topic in rnea_node's "
+        "flip_wrench_topics).",
+        read_only=True,
+    ),
+    ParameterSpec("gravity", "double_array", (0.0, 0.0, -9.81), "Gravity in the world frame [m/s²].", read_only=True),
+    ParameterSpec(
+        "floating_base",
+        "bool",
+        False,
+        "Legged robots: a free root link on a ground plane through the world origin, contact shapes "
+        "at contact_links, and nav_msgs/Odometry of the root link on odometry_topic.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "contact_links",
+        "string_array",
+        (),
+        "Floating base: links that get a contact shape (URDF meshes are not loaded).",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "contact_radius", "double", 0.02, "Radius of the contact spheres [m].", read_only=True, range=(0.0001, 1.0)
+    ),
+    ParameterSpec(
+        "sole_size",
+        "double_array",
+        (0.0, 0.0),
+        "Floating base: [length, width] of a flat sole (a box) centred on each contact link's "
+        "origin in its x-y plane, instead of a sphere [m]; zeros: spheres.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "ground_slope",
+        "double",
+        0.0,
+        "Floating base: the ground rises by this angle along world x [rad]; the robot starts aligned with it.",
+        read_only=True,
+        range=(-1.2, 1.2),
+    ),
+    ParameterSpec(
+        "friction",
+        "double",
+        1.0,
+        "Friction coefficient of the contacts with the ground.",
+        read_only=True,
+        range=(0.0, 10.0),
+    ),
+    ParameterSpec(
+        "odometry_topic",
+        "string",
+        "base_odometry",
+        "Floating base: the root link's pose in the world and twist in its own frame.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "duration",
+        "double",
+        0.0,
+        "Stop after this much simulated time once the brakes are released [s]; 0: run until shut down.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "record_file",
+        "string",
+        "",
+        "Write every published state (the ground truth) to this .npz file at the end; empty: none.",
+        read_only=True,
+    ),
+)
+SimSettings = settings_class("SimSettings", SIM_PARAMETERS)
