@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numba
 import numpy as np
@@ -290,6 +290,15 @@ def _rotate_rows(R: np.ndarray, x: np.ndarray) -> np.ndarray:
     return x[:, 0:1] * R[:, 0] + x[:, 1:2] * R[:, 1] + x[:, 2:3] * R[:, 2]
 
 
+class ContactKernelArrays(NamedTuple):
+    """A model's arrays that ``kernel.with_contact_terms`` reads, for a kernel that calls it."""
+
+    joints: np.ndarray
+    bodies: np.ndarray
+    work: np.ndarray
+    F_unit: np.ndarray  # the kernel f_ext of each unit contact wrench
+
+
 class RobotModel:
     """Inverse dynamics of a URDF robot.
 
@@ -418,13 +427,11 @@ class RobotModel:
             raise self._input_error(status, q, qd, qdd)
         return tau, g, JT
 
-    def contact_kernel_arrays(
-        self, links: list[str], components: tuple[int, ...] | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(joints, bodies, work, F_unit): what ``kernel.with_contact_terms`` takes besides the state
-        and the outputs, for a caller that calls it from its own kernel. ``work`` is this model's
-        buffer: one thread at a time, as for every method."""
-        return self._joints, self._bodies, self._work, self._unit_wrench_stack(links, components)
+    def contact_kernel_arrays(self, links: list[str], components: tuple[int, ...] | None = None) -> ContactKernelArrays:
+        """What ``kernel.with_contact_terms`` takes besides the state and the outputs, for a caller
+        that calls it from its own kernel. ``work`` is this model's buffer: one thread at a time, as
+        for every method."""
+        return ContactKernelArrays(self._joints, self._bodies, self._work, self._unit_wrench_stack(links, components))
 
     def kernel_external_forces(self, wrenches: Mapping[str, object] | None) -> np.ndarray:
         """The kernel's f_ext (bodies, 6) of ``wrenches`` at one state (see ``inverse_dynamics``)."""

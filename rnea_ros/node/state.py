@@ -18,11 +18,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rnea_ros.dynamics.contact_distribution import KINDS, ContactDistribution, contact_distribution
+from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
-from rnea_ros.node.contact_forces import Contact, ContactConsistentTorques, ContactForceQP
 from rnea_ros.node.settings import Settings
 
 MAX_CACHED_NAME_LISTS = 64
@@ -202,9 +203,9 @@ class BoundModel:
         self.model.inverse_dynamics(q0, zero, zero)
         if self.contacts is not None:
             links = self.contacts.links
-            self.model.with_contact_terms(q0, zero, zero, None, links)
-            qp = ContactForceQP([Contact(link) for link in links], self.model.gravity)
-            ContactConsistentTorques(self.model, links, qp)(q0[:7], zero[:6], zero[:6], q0[7:], zero[6:], zero[6:])
+            for kind in KINDS:
+                distribute = contact_distribution(kind, self.model, [Contact(link) for link in links])
+                distribute(q0[:7], zero[:6], zero[:6], q0[7:], zero[6:], zero[6:])
 
 
 class LiveModel:
@@ -230,7 +231,7 @@ class LiveModel:
         self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
         self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
-        self._contact_torques: tuple[tuple, ContactConsistentTorques] | None = None
+        self._contact_distribution: tuple[tuple, ContactDistribution] | None = None
 
     @classmethod
     def build(
@@ -266,17 +267,29 @@ class LiveModel:
             return "none"
         return f"{self.payload.inertial.mass:.3f} kg on '{self.payload.link}'"
 
-    def contact_torques(self, settings: Settings) -> ContactConsistentTorques:
-        """The QP contact distribution for these settings (built once per set of values)."""
-        key = (settings.friction_coefficient, settings.min_normal_force, settings.sole_size, settings.contact_normals)
-        cached = self._contact_torques
+    def contact_distribution(self, settings: Settings) -> ContactDistribution:
+        """The contact distribution these settings ask for (built once per set of values)."""
+        key = (
+            settings.contact_distribution,
+            settings.friction_coefficient,
+            settings.min_normal_force,
+            settings.sole_size,
+            settings.contact_normals,
+        )
+        cached = self._contact_distribution
         if cached is None or cached[0] != key:
             shapes = settings.contact_shapes()  # the live model's contact_links are the settings' (read-only)
             contacts = [
                 Contact(link, half, normal) for link, (half, normal) in zip(self.contacts.links, shapes, strict=True)
             ]
-            qp = ContactForceQP(contacts, self.model.gravity, settings.friction_coefficient, settings.min_normal_force)
-            cached = self._contact_torques = (key, ContactConsistentTorques(self.model, self.contacts.links, qp))
+            distribution = contact_distribution(
+                settings.contact_distribution,
+                self.model,
+                contacts,
+                settings.friction_coefficient,
+                settings.min_normal_force,
+            )
+            cached = self._contact_distribution = (key, distribution)
         return cached[1]
 
     def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:

@@ -118,33 +118,23 @@ def _in_command_order_clipped(u, order, limits, commands) -> int:
 
 def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Outputs:
     """Joint torques at the base state from odometry or IMU; the base rows of τ are the residual
-    wrench, distributed onto contact_links when set (by the QP: one kernel call for the whole state)."""
+    wrench, distributed onto contact_links when set (``dynamics.contact_distribution``)."""
     base = inputs.base
     base_qdd = (
         _NO_BASE_ACCELERATION
         if inputs.base_acceleration is None
         else base_acceleration(inputs.base_acceleration, base.v)
     )
-    if live.contacts is not None and settings.contact_distribution == "qp":
-        contact_torques = live.contact_torques(settings)  # point contacts: forces only
-        tau, gravity, f = contact_torques(base.q, base.v, base_qdd, inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
+    if live.contacts is not None:
+        distribute = live.contact_distribution(settings)
+        tau, gravity, f = distribute(base.q, base.v, base_qdd, inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
         return _floating_base_outputs(live, inputs, settings, tau, gravity, live.contacts.wrenches(f))
     q = np.concatenate([base.q, inputs.q])
     qd = np.concatenate([base.v, inputs.qd])
     qdd = np.concatenate([base_qdd, inputs.qdd])
-    if live.contacts is None:
-        tau = live.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
-        gravity = live.model.gravity_torques(q)
-        return _floating_base_outputs(live, inputs, settings, tau, gravity, None)
-    tau, gravity, JT = live.model.with_contact_terms(q, qd, qdd, inputs.wrenches, live.contacts.links)
-    f = live.contacts.distribute(JT, tau[:BASE_DOFS])
-    f_gravity = live.contacts.distribute(JT, gravity[:BASE_DOFS])
-    tau = tau - JT @ f
-    gravity = gravity - JT @ f_gravity
-    if not math.isfinite(float(tau.sum() + gravity.sum())):  # one NaN or ±inf makes the sum so
-        raise ValueError("the contact distribution gave non-finite torques")
-    contact_wrenches = live.contacts.wrenches(f)
-    return _floating_base_outputs(live, inputs, settings, tau, gravity, contact_wrenches)
+    tau = live.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
+    gravity = live.model.gravity_torques(q)
+    return _floating_base_outputs(live, inputs, settings, tau, gravity, None)
 
 
 def _floating_base_outputs(

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
+from rnea_ros.dynamics.contact_forces import Contact, ContactConsistentTorques, ContactForceQP, _solve_in_place
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.rotations import matrix_quaternion, quaternion_matrix
-from rnea_ros.node.contact_forces import Contact, ContactConsistentTorques, ContactForceQP, _solve_in_place
 from rnea_ros.testing.legged import (
     SOLO_FEET,
     SOLO_URDF,

@@ -191,3 +191,29 @@ def test_a_payload_in_the_corrections_is_merged_into_the_model_and_a_bad_one_cha
     np.testing.assert_allclose(gravity_at(4.0), carried, atol=1e-9)
     core.set_corrections("")
     np.testing.assert_allclose(gravity_at(5.0), plain, atol=1e-9)
+
+
+def test_new_corrections_make_a_new_live_model_and_leave_the_one_in_use_alone(tmp_path):
+    """What is bound to a model is never changed in place: a thread still computing with the old
+    LiveModel keeps its corrections; the new one keeps the inputs already merged."""
+    import dataclasses
+
+    import yaml
+
+    from rnea_ros.node.core import RneaCore, build_live_model
+
+    friction = tmp_path / "friction.yaml"
+    friction.write_text(yaml.safe_dump({"version": 1, "joints": {"joint2": {"viscous": 2.0}}}))
+    settings = Settings(future_stamp_tolerance=1e12)
+    core = RneaCore(settings)
+    core.load(build_live_model(ARM_URDF, settings))
+    before = core.live
+    q, qd = np.linspace(-0.5, 0.5, 8), np.full(8, 0.3)
+    core.joint_states(NAMES, q, qd, True, 1.0, lambda: 0.0)
+    core.set_corrections(str(friction))
+    after = core.live
+    assert after is not before and after.bound is not before.bound
+    assert before.corrected.joint_terms is None and after.corrected.joint_terms is not None
+    np.testing.assert_array_equal(after.q, q)  # the merged inputs came along
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        after.bound.description = "another robot"

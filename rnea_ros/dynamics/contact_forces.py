@@ -1,5 +1,5 @@
-"""Contact forces the ground can provide: the base residual distributed by a small QP (no ROS;
-in the node room because quadprog is not a dependency of the dynamics core).
+"""Contact forces the ground can provide: the base residual distributed by a small QP (quadprog
+is imported only when a QP is solved from scratch: an optional dependency of the core).
 
 Unknowns x, in the world frame, per contact: a point contact has a force at the link's origin
 (3); a plane contact (a sole centred on the link's origin, in the link's x-y plane) has a force
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -42,6 +43,40 @@ FACETS = 8
 REGULARISATION = 1e-9  # ε relative to the largest diagonal entry of AᵀA
 KKT_TOLERANCE = 1e-9  # relative: constraint violation and negative multipliers the warm start accepts
 TAU_UNSOLVED, GRAVITY_UNSOLVED, NON_FINITE = 1, 2, 4  # the hot path kernel's status bits
+
+
+class QPConstants(NamedTuple):
+    """What the QP's kernels read and never write, for one set of contacts."""
+
+    offsets: np.ndarray  # where each contact's unknowns start in x (and the end)
+    normals: np.ndarray  # (contacts, 3) unit normals, world frame
+    sole_limits: np.ndarray  # (contacts, 3) half length, half width, yaw bound (zeros: a point)
+    first_sole_row: int  # the soles' rows of C start here (the friction pyramids' before)
+    regularisation: float  # ε, relative
+    b: np.ndarray  # C x ≥ b
+    columns: np.ndarray  # the compact Jacobian columns among 6 per contact
+
+
+class QPWork(NamedTuple):
+    """The QP's buffers, rewritten at every state, and its warm start."""
+
+    active: np.ndarray  # (2, constraints) the last active sets of τ's and g's series
+    A: np.ndarray
+    H: np.ndarray
+    to_link: np.ndarray
+    C: np.ndarray
+    X: np.ndarray  # (2, unknowns) the solutions for τ's and g's base rows
+
+
+class StateBuffers(NamedTuple):
+    """The whole floating-base state and the dynamics' outputs of one call."""
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    g: np.ndarray
+    JT: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -147,14 +182,14 @@ class ContactForceQP:
         rotations = np.ascontiguousarray(np.array(R_world_links, dtype=float))
         return self._problem(self._compact(JT_base), rotations)
 
-    def kernel_arrays(self) -> tuple:
-        """What ``_contact_forces_warm_started`` takes after the state's JT, quaternion, τ and g:
-        the constants, the warm start (the last active sets of τ's and g's series) and the work
-        buffers."""
-        return (
-            self.offsets, self._normals, self._sole_limits, self._cone_count, REGULARISATION, self._b,
-            self._active_sets_by_series, self._A, self._H, self._to_link, self._C_now, self._X, self.columns,
-        )  # fmt: skip
+    def kernel_arrays(self) -> tuple[QPConstants, QPWork]:
+        """What ``_contact_forces_warm_started`` takes besides the state: the constants, and the
+        work buffers with the warm start."""
+        constants = QPConstants(
+            self.offsets, self._normals, self._sole_limits, self._cone_count, REGULARISATION, self._b, self.columns
+        )
+        work = QPWork(self._active_sets_by_series, self._A, self._H, self._to_link, self._C_now, self._X)
+        return constants, work
 
     def finish(
         self,
@@ -273,43 +308,26 @@ def _problem_matrices(
 
 
 @njit(cache=True)
-def _contact_forces_warm_started(
-    JT,
-    base_quaternion,
-    tau,
-    gravity,
-    offsets,
-    normals,
-    sole_limits,
-    first_sole_row,
-    regularisation,
-    b,
-    active,
-    A,
-    H,
-    to_link,
-    C,
-    X,
-    columns,
-    torques,
-    wrenches,
-) -> int:
-    """The QP of the state (A, H, to_link, C in place) and, in X's two rows, its solutions for the
-    base rows of τ and of g on their ``active`` sets. Returns which failed the optimality check
-    (TAU_UNSOLVED, GRAVITY_UNSOLVED), or when none did, ``_subtract_contact_forces``'s status."""
+def _contact_forces_warm_started(JT, base_quaternion, tau, gravity, qp, work, torques, wrenches) -> int:
+    """The QP of the state (``work``'s A, H, to_link, C in place) and, in X's two rows, its
+    solutions for the base rows of τ and of g on their active sets. Returns which failed the
+    optimality check (TAU_UNSOLVED, GRAVITY_UNSOLVED), or when none did, ``_subtract_contact_forces``'s status."""
     x, y, z, w = base_quaternion[0], base_quaternion[1], base_quaternion[2], base_quaternion[3]
     norm = (x * x + y * y + z * z + w * w) ** 0.5
     R_world_base = np.array(quaternion_to_rotation(x / norm, y / norm, z / norm, w / norm)).reshape(3, 3)
-    rotations = np.empty((len(offsets) - 1, 3, 3))
-    _link_rotations(JT, R_world_base, offsets, rotations)
-    _problem_matrices(JT, rotations, offsets, normals, sole_limits, first_sole_row, regularisation, A, H, to_link, C)
+    rotations = np.empty((len(qp.offsets) - 1, 3, 3))
+    _link_rotations(JT, R_world_base, qp.offsets, rotations)
+    _problem_matrices(
+        JT, rotations, qp.offsets, qp.normals, qp.sole_limits, qp.first_sole_row, qp.regularisation,
+        work.A, work.H, work.to_link, work.C,
+    )  # fmt: skip
     status = 0
-    if not _solve_on_active_set(H, A, tau[:6], C, b, active[0], X[0]):
+    if not _solve_on_active_set(work.H, work.A, tau[:6], work.C, qp.b, work.active[0], work.X[0]):
         status |= TAU_UNSOLVED
-    if not _solve_on_active_set(H, A, gravity[:6], C, b, active[1], X[1]):
+    if not _solve_on_active_set(work.H, work.A, gravity[:6], work.C, qp.b, work.active[1], work.X[1]):
         status |= GRAVITY_UNSOLVED
     if status == 0:
-        status = _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, torques, wrenches)
+        status = _subtract_contact_forces(JT, tau, gravity, work.to_link, work.X, qp.columns, torques, wrenches)
     return status
 
 
@@ -443,12 +461,10 @@ class ContactConsistentTorques:
         nv = model.nv
         self._shapes = ((7,), (6,), (6,), (nv - 6,), (nv - 6,), (nv - 6,))
         # the kernel's work: the whole state, τ, g and the contact Jacobian, then the QP's
-        self._q, self._qd, self._qdd = np.empty(model.nq), np.empty(nv), np.empty(nv)
-        self._tau, self._g, self._JT = np.empty(nv), np.empty(nv), np.empty((nv, qp.n))
-        self._constants = (
-            *model.contact_kernel_arrays(links, qp.components),
-            self._q, self._qd, self._qdd, self._tau, self._g, self._JT, *qp.kernel_arrays(),
-        )  # fmt: skip
+        self._state = StateBuffers(
+            np.empty(model.nq), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv), np.empty((nv, qp.n))
+        )
+        self._constants = (model.contact_kernel_arrays(links, qp.components), self._state, *qp.kernel_arrays())
         self._kernel = None  # its compiled entry point, at the first call
 
     def __call__(
@@ -467,33 +483,32 @@ class ContactConsistentTorques:
             self._kernel = entry_point(_contact_consistent_torques, *args)
         dynamics_status, status = self._kernel(*args)
         if dynamics_status != kernel.OK:
-            raise self.model.status_error(dynamics_status, self._q, self._qd, self._qdd)
+            raise self.model.status_error(dynamics_status, self._state.q, self._state.qd, self._state.qdd)
         if status:
-            return self.qp.finish(status, self._JT, self._tau, self._g, torques, f)
+            return self.qp.finish(status, self._state.JT, self._state.tau, self._state.g, torques, f)
         return torques[0], torques[1], f
 
 
 @njit(cache=True)
 def _contact_consistent_torques(
-    q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, torques, wrenches,
-    joints, bodies, work, F_unit, q, qd, qdd, tau, g, JT,
-    offsets, normals, sole_limits, first_sole_row, regularisation, b, active, A, H, to_link, C, X, columns,
-) -> tuple[int, int]:  # fmt: skip
+    q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, torques, wrenches, dynamics, state, qp, work
+) -> tuple[int, int]:
     """The state assembled, ``kernel.with_contact_terms``, then ``_contact_forces_warm_started``:
-    (the dynamics' status, the QP's)."""
+    (the dynamics' status, the QP's). ``dynamics``: the model's ``ContactKernelArrays``."""
+    q, qd, qdd = state.q, state.qd, state.qdd
     q[:7] = q_base
     q[7:] = q_joints
     qd[:6] = v_base
     qd[6:] = qd_joints
     qdd[:6] = qdd_base
     qdd[6:] = qdd_joints
-    status = kernel.with_contact_terms(joints, bodies, q, qd, qdd, f_ext, F_unit, work, tau, g, JT)
+    tau, g, JT = state.tau, state.g, state.JT
+    status = kernel.with_contact_terms(
+        dynamics.joints, dynamics.bodies, q, qd, qdd, f_ext, dynamics.F_unit, dynamics.work, tau, g, JT
+    )
     if status != kernel.OK:
         return status, 0
-    qp_status = _contact_forces_warm_started(
-        JT, q[3:7], tau, g, offsets, normals, sole_limits, first_sole_row, regularisation, b, active,
-        A, H, to_link, C, X, columns, torques, wrenches,
-    )  # fmt: skip
+    qp_status = _contact_forces_warm_started(JT, q[3:7], tau, g, qp, work, torques, wrenches)
     return kernel.OK, qp_status
 
 

@@ -1,0 +1,63 @@
+"""The two contact distributions behind one interface, without ROS: Solo12 standing on its feet.
+Checked against Pinocchio: τ − Jᵀf must equal Pinocchio's inverse dynamics minus its own frame
+Jacobians' transpose times the same f, and the base rows must vanish (the weight is carried)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from rnea_ros import RobotModel
+from rnea_ros.dynamics.contact_distribution import KINDS, contact_distribution
+from rnea_ros.dynamics.contact_forces import Contact, ContactConsistentTorques, QPConstants, QPWork, StateBuffers
+from rnea_ros.dynamics.model import ContactKernelArrays
+from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF, solo_standing_pose
+
+SOLO = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
+
+
+def pinocchio_torques_minus_contacts(q_base, q, f) -> np.ndarray:
+    """Pinocchio at rest (the robot's own convention: base pose, then joints by name) minus J_cᵀ f."""
+    model = pin.buildModelFromXML(SOLO_URDF, pin.JointModelFreeFlyer())
+    data = model.createData()
+    q_pin = pin.neutral(model)
+    q_pin[:7] = q_base
+    for name, value in zip(SOLO.joint_names, q, strict=True):
+        q_pin[model.joints[model.getJointId(name)].idx_q] = value
+    tau = pin.rnea(model, data, q_pin, np.zeros(model.nv), np.zeros(model.nv))
+    pin.computeJointJacobians(model, data, q_pin)
+    pin.updateFramePlacements(model, data)
+    for k, foot in enumerate(SOLO_FEET):
+        J = pin.getFrameJacobian(model, data, model.getFrameId(foot), pin.LOCAL)  # link frame, about its origin
+        tau = tau - J.T @ f[6 * k : 6 * k + 6]
+    # back to this model's joint order
+    rows = [model.joints[model.getJointId(name)].idx_v for name in SOLO.joint_names]
+    return np.concatenate([tau[:6], tau[rows]])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_both_distributions_carry_the_weight_and_agree_with_pinocchio(kind):
+    q_base = np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0])
+    q = solo_standing_pose(SOLO.joint_names)
+    zero_base, zero = np.zeros(6), np.zeros(len(q))
+    distribute = contact_distribution(kind, SOLO, [Contact(foot) for foot in SOLO_FEET], friction_coefficient=0.6)
+    tau, gravity, f = distribute(q_base, zero_base, zero_base, q, zero, zero)
+    np.testing.assert_allclose(tau[:6], 0.0, atol=1e-6)  # the feet carry the base
+    np.testing.assert_allclose(tau, pinocchio_torques_minus_contacts(q_base, q, f), atol=1e-8)
+    np.testing.assert_allclose(gravity, tau, atol=1e-8)  # at rest, τ is the gravity torques
+    if kind == "qp":  # point feet: forces only
+        np.testing.assert_allclose(f.reshape(4, 6)[:, 3:], 0.0, atol=1e-12)
+
+
+def test_the_qp_kernel_takes_named_structures():
+    distribute = contact_distribution("qp", SOLO, [Contact(foot) for foot in SOLO_FEET])
+    assert isinstance(distribute, ContactConsistentTorques)
+    dynamics, state, constants, work = distribute._constants
+    assert isinstance(dynamics, ContactKernelArrays) and isinstance(state, StateBuffers)
+    assert isinstance(constants, QPConstants) and isinstance(work, QPWork)
+
+
+def test_an_unknown_distribution_is_refused():
+    with pytest.raises(ValueError, match="minimum_norm"):
+        contact_distribution("fastest", SOLO, [Contact(SOLO_FEET[0])])
