@@ -19,9 +19,9 @@ import time
 import numpy as np
 
 from rnea_ros import RobotModel
+from rnea_ros.dynamics.contact_forces import Contact, ContactForceQP
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.rotations import matrix_quaternion, quaternion_matrix
-from rnea_ros.dynamics.contact_forces import Contact, ContactForceQP
 from rnea_ros.testing.legged import (
     SOLO_FEET,
     SOLO_URDF,
