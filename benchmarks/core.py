@@ -19,6 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from rnea_ros import RobotModel
+from rnea_ros.testing.figures import write_table
 from rnea_ros.testing.reference import EXAMPLE_ARM, PinocchioReference, random_state, robot_urdf
 
 ROBOTS = {
@@ -121,11 +122,25 @@ def first_call_seconds() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds (median taken)")
+    parser.add_argument("--no-docs", action="store_true", help="do not write docs/figures/core.md")
     args = parser.parse_args()
     print(f"rnea_ros core benchmark — Pinocchio {pin.__version__}, numpy {np.__version__}, {args.rounds} rounds")
+    table = []
     for label, (urdf, floating) in ROBOTS.items():
-        bench_robot(label, urdf, floating, args.rounds)
-    print(f"\nfirst call in a fresh process, warm numba cache: {first_call_seconds():.3f} s")
+        for name, ours, theirs in bench_robot(label, urdf, floating, args.rounds):
+            unit, scale = ("µs", 1e6) if theirs < 1e-3 else ("ms", 1e3)
+            table.append(
+                (label, name, f"{ours * scale:.2f} {unit}", f"{theirs * scale:.2f} {unit}", f"{ours / theirs:.2f}×")
+            )
+    first_call = first_call_seconds()
+    print(f"\nfirst call in a fresh process, warm numba cache: {first_call:.3f} s")
+    if not args.no_docs:
+        note = (
+            f"Medians of {args.rounds} interleaved rounds; Pinocchio {pin.__version__}, numpy {np.__version__}. "
+            f"First call in a fresh process (import, build, first calls; warm numba cache): {first_call:.3f} s."
+        )
+        header = ("robot", "call", "rnea_ros", "Pinocchio", "ratio")
+        print(f"wrote {write_table('core', 'benchmarks/core.py', header, table, note)}")
 
 
 if __name__ == "__main__":

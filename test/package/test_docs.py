@@ -1,0 +1,48 @@
+"""The documentation: the site builds with warnings as errors, the README stays a five-minute read,
+and every figure file comes from the script that measured it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_site_builds_with_warnings_as_errors(tmp_path):
+    if shutil.which("mkdocs") is None and not (Path(sys.executable).parent / "mkdocs").exists():
+        pytest.fail("mkdocs is not installed: scripts/setup installs it (requirements-dev.txt)")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (tmp_path / "site" / "reference" / "parameters" / "index.html").is_file()
+    benchmarks = (tmp_path / "site" / "benchmarks" / "index.html").read_text()
+    assert "Measured by <code>benchmarks/core.py</code>" in benchmarks  # the included figure file
+
+
+def test_the_readme_is_short_and_its_links_exist():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 80
+    for target in re.findall(r"\]\(([^)#]+)\)", text):
+        assert (ROOT / target).exists(), target
+
+
+def test_every_figure_file_says_which_script_measured_it_when_and_where():
+    figures = sorted((ROOT / "docs" / "figures").glob("*.md"))
+    assert figures
+    for path in figures:
+        first = path.read_text().splitlines()[0]
+        assert re.match(r"Measured by `[\w/.]+\.py` on \d{4}-\d\d-\d\d \d\d:\d\d UTC; machine: .+ cores", first), first
