@@ -57,6 +57,8 @@ setup(
             "rnea_demo = rnea_ros.demo.demo:main",
             "rnea_analyze = rnea_ros.analysis.cli:entry_point",
             "rnea_sim = rnea_ros.simulation.sim_node:main",
+            "rnea_gains = rnea_ros.analysis.gains:entry_point",
+            "rnea_play = rnea_ros.demo.player:main",
         ],
     },
 )

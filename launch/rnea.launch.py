@@ -1,6 +1,7 @@
 """Start rnea_node. Arguments: urdf (URDF or xacro file; empty: use the robot_description topic),
-xacro_args ("name:=value name:=value", passed to xacro), namespace, params_file. All behaviour
-lives in the node and its parameters."""
+xacro_args ("name:=value name:=value", passed to xacro), namespace, params_file,
+effort_commands (where effort_commands go: /<controller>/commands of a JointGroupEffortController)
+and use_sim_time. All behaviour lives in the node and its parameters."""
 
 import os
 
@@ -10,22 +11,18 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
+from rnea_ros.description import read_description
 
 
 def _node(context):
     urdf_file = LaunchConfiguration("urdf").perform(context)
-    parameters = [LaunchConfiguration("params_file").perform(context)]
+    parameters = [
+        LaunchConfiguration("params_file").perform(context),
+        {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() == "true"},
+    ]
     if urdf_file:
-        if urdf_file.endswith(".xacro"):
-            import xacro
-
-            pairs = (arg.split(":=", 1) for arg in LaunchConfiguration("xacro_args").perform(context).split())
-            mappings = {name: value for name, value in pairs}
-            description = xacro.process_file(urdf_file, mappings=mappings).toxml()
-        else:
-            with open(urdf_file) as f:
-                description = f.read()
-        parameters.append({"robot_description": description})
+        xacro_args = LaunchConfiguration("xacro_args").perform(context)
+        parameters.append({"robot_description": read_description(urdf_file, xacro_args)})
     return [
         Node(
             package="rnea_ros",
@@ -33,6 +30,7 @@ def _node(context):
             name="rnea_node",
             namespace=LaunchConfiguration("namespace"),
             parameters=parameters,
+            remappings=[("effort_commands", LaunchConfiguration("effort_commands").perform(context))],
             output="screen",
         )
     ]
@@ -46,6 +44,12 @@ def generate_launch_description():
             DeclareLaunchArgument("xacro_args", default_value="", description='xacro arguments: "a:=1 b:=x"'),
             DeclareLaunchArgument("namespace", default_value=""),
             DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "rnea.yaml")),
+            DeclareLaunchArgument(
+                "effort_commands",
+                default_value="effort_commands",
+                description="topic of the effort commands, e.g. /effort_controller/commands",
+            ),
+            DeclareLaunchArgument("use_sim_time", default_value="false", description="true: the /clock topic"),
             OpaqueFunction(function=_node),
         ]
     )

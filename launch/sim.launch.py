@@ -12,17 +12,11 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
+from rnea_ros.description import read_description
 
 
 def _nodes(context):
-    urdf_file = LaunchConfiguration("urdf").perform(context)
-    if urdf_file.endswith(".xacro"):
-        import xacro
-
-        description = xacro.process_file(urdf_file).toxml()
-    else:
-        with open(urdf_file) as f:
-            description = f.read()
+    description = read_description(LaunchConfiguration("urdf").perform(context))
     namespace = LaunchConfiguration("namespace")
     return [
         Node(

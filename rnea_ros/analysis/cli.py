@@ -115,13 +115,15 @@ def recording_size(path: Path, topic: str) -> int | None:
         reader.close()
 
 
-def with_corrections(model: RobotModel, path: Path | None, identify: bool) -> CorrectedModel:
-    """The model with a corrections file applied, as rnea_node applies it (no file: the model as it is)."""
+def with_corrections(
+    model: RobotModel, path: Path | None, identify: bool, urdf_dynamics: bool = True
+) -> CorrectedModel:
+    """The model with its URDF's joint dynamics and a corrections file applied, as rnea_node applies them."""
     if path is None:
-        return model.with_corrections(None)
+        return model.with_corrections(None, urdf_dynamics)
     if identify:
         raise RecordingError("--identify fits the URDF's model alone: leave --corrections out")
-    return model.with_corrections(load_corrections(path))
+    return model.with_corrections(load_corrections(path), urdf_dynamics)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=float, default=0.0, help="s after the first sample (default 0)")
     parser.add_argument("--end", type=float, default=float("inf"), help="s after the first sample (default: all)")
     parser.add_argument("--corrections", type=Path, help="compare with the model plus these corrections")
+    parser.add_argument(
+        "--no-urdf-dynamics",
+        action="store_true",
+        help="leave the URDF's <dynamics damping friction> out of the model (rnea_node's urdf_joint_dynamics: false)",
+    )
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not abs(args.effort_delay) <= 1.0:
@@ -167,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     args.recording = args.recording[0]
     try:
         model = RobotModel.from_urdf(load_description(args.urdf, args.recording), gravity=args.gravity)
-        corrected = with_corrections(model, args.corrections, args.identify)
+        corrected = with_corrections(model, args.corrections, args.identify, not args.no_urdf_dynamics)
         model = corrected.model
         if model.floating_base:
             raise RecordingError("floating-base robots are not supported by rnea_analyze (fixed base only)")
@@ -240,6 +247,7 @@ def fleet_main(args: argparse.Namespace) -> int:
             RecordingTask(
                 str(path), description, args.topic, args.window, args.order, args.coulomb_width,
                 tuple(args.gravity), args.chunk, args.payload_link, args.effort_delay, args.start, args.end,
+                not args.no_urdf_dynamics,
             )
             for path in args.recording
         ]  # fmt: skip

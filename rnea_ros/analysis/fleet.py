@@ -38,6 +38,7 @@ class RecordingTask:
     effort_delay: float = 0.0  # see pipeline.analyze
     start: float = 0.0
     end: float = float("inf")
+    urdf_dynamics: bool = True  # the URDF's <dynamics damping friction> in the model, as rnea_node has them
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def analyze_recording(task: RecordingTask) -> RecordingResult:
     identification = Identification(model.joint_names, task.coulomb_width, task.payload_link)
     chunks = open_recording(Path(task.path), task.topic, task.chunk)
     analysis = analyze(
-        model,
+        model.with_corrections(None, task.urdf_dynamics),
         chunks,
         window=task.window,
         order=task.order,

@@ -199,13 +199,14 @@ def analyze(
     end: float = math.inf,
 ) -> Analysis:
     """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given.
-    ``model`` may be a ``CorrectedModel`` (``RobotModel.with_corrections``): its torques are then the
-    corrected model's, computed by the same code as rnea_node's.
+    The model's torques are those of ``RobotModel.with_corrections`` (the URDF's joint damping and
+    friction included, as rnea_node computes them); ``model`` may be such a ``CorrectedModel`` itself
+    (a corrections file applied, or the URDF's joint dynamics left out).
     ``effort_delay``: the effort in a message was applied that long before its stamp (ros2_control
     reports the effort of the previous cycle's command: one control period), so the state at t is
     paired with the effort recorded at t + effort_delay (interpolated). Only the samples from
     ``start`` to ``end`` seconds after the first one are analysed (e.g. not while brakes hold)."""
-    corrected = model if isinstance(model, CorrectedModel) else CorrectedModel(model, model)
+    corrected = model if isinstance(model, CorrectedModel) else model.with_corrections(None)
     model = corrected.model
     analysis = Analysis(list(model.joint_names), JointFits(model.nv))
     first = next(chunks, None)

@@ -105,6 +105,23 @@ class Run:
         return (reference - self.positions(names))[started]
 
 
+def trajectory_chunk(joints: list[str], trajectory: MultiSine, stamp, t0: float, period: float) -> JointTrajectory:
+    """The next CHUNK points of ``trajectory`` after the header stamp ``stamp`` (trajectory time
+    0 at the stamp ``t0`` [s]), ``period`` apart, as one stamped desired_accelerations message."""
+    offsets = np.arange(1, CHUNK + 1) * period
+    t = stamp.sec + stamp.nanosec * 1e-9 - t0
+    q, qd, qdd = trajectory.at_times(t + offsets)
+    msg = JointTrajectory(joint_names=joints)
+    msg.header.stamp = stamp
+    for k, nanoseconds in enumerate(np.round(offsets * 1e9).astype(np.int64)):
+        point = JointTrajectoryPoint(positions=q[k].tolist(), velocities=qd[k].tolist(), accelerations=qdd[k].tolist())
+        point.time_from_start = Duration(
+            sec=int(nanoseconds // 1_000_000_000), nanosec=int(nanoseconds % 1_000_000_000)
+        )
+        msg.points.append(point)
+    return msg
+
+
 class TrajectoryPublisher:
     """Sends the trajectory ahead of the node, clocked by its feedforward_efforts."""
 
@@ -149,20 +166,7 @@ class TrajectoryPublisher:
                 self._send_chunk(stamp)
 
     def _send_chunk(self, stamp) -> None:
-        offsets = np.arange(1, CHUNK + 1) * self.period
-        t = stamp.sec + stamp.nanosec * 1e-9 - self.t0
-        q, qd, qdd = self.trajectory.at_times(t + offsets)
-        msg = JointTrajectory(joint_names=self.joints)
-        msg.header.stamp = stamp
-        for k, nanoseconds in enumerate(np.round(offsets * 1e9).astype(np.int64)):
-            point = JointTrajectoryPoint(
-                positions=q[k].tolist(), velocities=qd[k].tolist(), accelerations=qdd[k].tolist()
-            )
-            point.time_from_start = Duration(
-                sec=int(nanoseconds // 1_000_000_000), nanosec=int(nanoseconds % 1_000_000_000)
-            )
-            msg.points.append(point)
-        self.desired.publish(msg)
+        self.desired.publish(trajectory_chunk(self.joints, self.trajectory, stamp, self.t0, self.period))
 
     def close(self) -> None:
         self._stop.set()

@@ -102,7 +102,6 @@ def run(seconds: float, output: Path, realtime: bool) -> int:
         "initial_positions": START,
         "duration": seconds,
         "release_after_commands": 50,
-        "keep_urdf_damping": False,
         "sensor_topic": "tcp_wrench",
         **PAYLOAD,
     }

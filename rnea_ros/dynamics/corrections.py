@@ -152,40 +152,65 @@ def save_corrections(corrections: Corrections, path: str | Path) -> None:
 @dataclass(frozen=True)
 class CorrectedModel:
     """A description's model with corrections applied, as rnea_node and rnea_analyze both compute:
-    the payload merged into ``model`` (``urdf_model`` is the description's), and the joint terms in
-    the model's joint order (None: no corrections)."""
+    the payload merged into ``model`` (``urdf_model`` is the description's); the joint terms in the
+    model's joint order: the URDF's own ``<dynamics damping friction>`` (``urdf_terms``, as the
+    simulator and a real joint have them; None when left out or absent) and the corrections' on top
+    (``joint_terms``; None without corrections)."""
 
     urdf_model: RobotModel
     model: RobotModel
     corrections: Corrections | None = None
     joint_terms: JointArrays | None = None
+    urdf_terms: JointArrays | None = None
 
     @property
     def payload(self) -> Payload | None:
         return self.corrections.payload if self.corrections is not None else None
 
+    @property
+    def offset(self) -> np.ndarray | float:
+        return self.joint_terms.offset if self.joint_terms is not None else 0.0
+
     def with_corrections(self, corrections: Corrections | None) -> CorrectedModel:
         """The description's model with other corrections (the merged model reused when the payload
         is the same); CorrectionsError when a joint or the payload's link is not the model's."""
-        return apply_corrections(self.urdf_model, corrections, reuse=self)
+        return apply_corrections(self.urdf_model, corrections, self.urdf_terms is not None, reuse=self)
 
     def joint_torques(self, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        """τ (the joints' rows, 1-D or a batch) with the joint terms at q̇, q̈ added; τ itself without corrections."""
-        if self.joint_terms is None:
-            return tau
-        return tau + self.joint_terms.torques(qd, qdd)
+        """τ (the joints' rows, 1-D or a batch) with the joint terms at q̇, q̈ added; τ itself without any."""
+        for terms in (self.urdf_terms, self.joint_terms):
+            if terms is not None:
+                tau = tau + terms.torques(qd, qdd)
+        return tau
 
     def inverse_dynamics(self, q, qd, qdd, wrenches=None) -> np.ndarray:
         """The corrected model's τ (fixed base; 1-D or a batch): rigid body with the payload, plus the joint terms."""
         return self.joint_torques(qd, qdd, self.model.inverse_dynamics(q, qd, qdd, wrenches))
 
 
+def urdf_joint_terms(model: RobotModel) -> JointArrays | None:
+    """The URDF's ``<dynamics damping friction>`` as joint terms: viscous = damping, Coulomb = friction
+    (None when no joint has them)."""
+    if not model.joint_dynamics:
+        return None
+    joints = {
+        name: JointCorrection(viscous=damping, coulomb=friction)
+        for name, (damping, friction) in model.joint_dynamics.items()
+    }
+    return Corrections(joints).for_joints(model.joint_names)
+
+
 def apply_corrections(
-    model: RobotModel, corrections: Corrections | None, reuse: CorrectedModel | None = None
+    model: RobotModel,
+    corrections: Corrections | None,
+    urdf_dynamics: bool = True,
+    reuse: CorrectedModel | None = None,
 ) -> CorrectedModel:
-    """``model`` (a description's) with ``corrections`` applied (see ``CorrectedModel``)."""
+    """``model`` (a description's) with ``corrections`` applied, and its URDF's joint dynamics
+    unless ``urdf_dynamics`` is False (see ``CorrectedModel``)."""
+    urdf_terms = urdf_joint_terms(model) if urdf_dynamics else None
     if corrections is None:
-        return CorrectedModel(model, model)
+        return CorrectedModel(model, model, urdf_terms=urdf_terms)
     corrections.check_joints(model.joint_names, model.link_names)
     payload = corrections.payload
     if payload is None:
@@ -197,7 +222,7 @@ def apply_corrections(
             merged = model.with_payload(payload.link, payload.inertial)
         except ValueError as error:  # a link fixed to the world
             raise CorrectionsError(f"corrections: payload: {error}") from error
-    return CorrectedModel(model, merged, corrections, corrections.for_joints(model.joint_names))
+    return CorrectedModel(model, merged, corrections, corrections.for_joints(model.joint_names), urdf_terms)
 
 
 def _joint(name: str, values: object) -> JointCorrection:

@@ -72,6 +72,7 @@ class KinematicTree:
     base_link: str | None = None  # the link the free flyer carries (floating base only)
     warnings: tuple[str, ...] = ()  # what the URDF holds that is kept but not physical
     effort_limits: dict[str, float] = field(default_factory=dict)  # joint -> URDF <limit effort>
+    joint_dynamics: dict[str, tuple[float, float]] = field(default_factory=dict)  # joint -> (damping, friction)
 
 
 def build_tree(urdf: URDFTree, floating_base: bool) -> KinematicTree:
@@ -206,6 +207,7 @@ class _TreeBuilder:
             base_link=base_link,
             warnings=(*urdf.warnings, *mimic_warnings),
             effort_limits=urdf.effort_limits,
+            joint_dynamics=urdf.joint_dynamics,
         )
 
     def _assign_coordinates(self, floating_base: bool) -> tuple[list[str], int, int, list[str]]:
@@ -323,6 +325,10 @@ class RobotModel:
         self.warnings: list[str] = list(tree.warnings)
         # |τ| a joint's actuator can give (URDF <limit effort>; inf where none), in joint_names order
         self.effort_limits = np.array([tree.effort_limits.get(name, np.inf) for name in self.joint_names])
+        # URDF <dynamics damping friction> of the independent joints (mimics' are not folded in)
+        self.joint_dynamics = {
+            name: tree.joint_dynamics[name] for name in self.joint_names if name in tree.joint_dynamics
+        }
         self._joints, self._bodies = tree.joints, tree.bodies
         nb = len(tree.joints)
         self._work = np.zeros((nb + 1, kernel.WORK_COLUMNS))
@@ -457,12 +463,13 @@ class RobotModel:
             self._unit_wrench_cache[key] = F_ext
         return F_ext
 
-    def with_corrections(self, corrections: Corrections | None) -> CorrectedModel:
-        """This model with a corrections file's terms (``dynamics.corrections``): its payload merged
-        in, its joint terms added; CorrectionsError when they do not fit this model."""
+    def with_corrections(self, corrections: Corrections | None, urdf_dynamics: bool = True) -> CorrectedModel:
+        """This model with its URDF's ``<dynamics damping friction>`` (unless ``urdf_dynamics`` is
+        False) and a corrections file's terms (``dynamics.corrections``): the payload merged in, the
+        joint terms added; CorrectionsError when they do not fit this model."""
         from rnea_ros.dynamics.corrections import apply_corrections
 
-        return apply_corrections(self, corrections)
+        return apply_corrections(self, corrections, urdf_dynamics)
 
     def with_payload(self, link: str, inertial: payloads.Inertial) -> RobotModel:
         """This model with a rigid load fixed to ``link`` (merged into its body's inertia)."""

@@ -87,6 +87,8 @@ class URDFTree:
     joints: list[Joint]
     warnings: tuple[str, ...] = ()  # non-physical inertias kept as written
     effort_limits: dict[str, float] = field(default_factory=dict)  # joint -> <limit effort>, when positive
+    # joint -> (damping, friction) of <dynamics>, when either is non-zero
+    joint_dynamics: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def rpy_to_rotation(rpy) -> np.ndarray:
@@ -107,6 +109,7 @@ def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
     root = _parse_xml_safely(urdf_xml)
     _refuse_xacro(root)
     effort_limits = _effort_limits(root)
+    joint_dynamics, dynamics_warnings = _joint_dynamics(root)
     _keep_what_the_dynamics_read(root)
     _check_size(root)
     if not root.get("name"):
@@ -116,14 +119,14 @@ def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
         robot = urdf_parser.URDF.from_xml(root, path)
     except Exception as error:  # urdf_parser_py raises many types on bad input
         raise ModelError(f"invalid URDF: {error}") from error
-    warnings: list[str] = []
+    warnings: list[str] = list(dynamics_warnings)
     links = [_read_link(link, warnings, strict) for link in robot.links]
     joints = [_read_joint(joint) for joint in robot.joints]
     _check_unique("link", [link.name for link in links])
     _check_unique("joint", [joint.name for joint in joints])
     if not links:
         raise ModelError("the URDF has no <link>")
-    return URDFTree(robot.name or "", links, joints, tuple(warnings), effort_limits)
+    return URDFTree(robot.name or "", links, joints, tuple(warnings), effort_limits, joint_dynamics)
 
 
 def _xml_bytes(urdf_xml: str | bytes | bytearray | memoryview) -> bytes:
@@ -223,6 +226,31 @@ def _effort_limits(root: etree._Element) -> dict[str, float]:
         if math.isfinite(effort) and effort > 0.0 and joint.get("name"):
             limits[joint.get("name")] = effort
     return limits
+
+
+def _joint_dynamics(root: etree._Element) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    """Each joint's ``<dynamics damping friction>`` (viscous [N·m·s/rad] and dry friction [N·m], as
+    MuJoCo and Gazebo apply them), and a warning for each value that is not a finite number ≥ 0
+    (taken as 0)."""
+    dynamics, warnings = {}, []
+    for joint in root.iterchildren("joint"):
+        element, name = joint.find("dynamics"), joint.get("name")
+        if element is None or not name:
+            continue
+        values = []
+        for key in ("damping", "friction"):
+            text = element.get(key, "0")
+            try:
+                value = float(text)
+            except ValueError:
+                value = math.nan
+            if not (math.isfinite(value) and value >= 0.0):
+                warnings.append(f"joint '{name}': <dynamics {key}='{text[:40]}'> is not a number ≥ 0; taken as 0")
+                value = 0.0
+            values.append(value)
+        if any(values):
+            dynamics[name] = (values[0], values[1])
+    return dynamics, warnings
 
 
 def _keep_what_the_dynamics_read(root: etree._Element) -> None:

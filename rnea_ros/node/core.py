@@ -31,13 +31,36 @@ def build_live_model(description: str, settings: Settings) -> LiveModel:
     model = RobotModel.from_urdf(
         description, floating_base=settings.floating_base, gravity=settings.gravity, strict=settings.strict_inertia
     )
-    live = LiveModel.build(model, settings.command_joints, settings.contact_links, description)
+    corrected = model.with_corrections(None, urdf_dynamics=settings.urdf_joint_dynamics)
+    live = LiveModel.build(corrected, settings.command_joints, settings.contact_links, description)
     compile_kernels()
     try:
         settings.check_gains(len(live.command_order))
     except ValueError as error:
         raise ConfigurationError(str(error)) from error
     return live
+
+
+def _affix_hint(received: Sequence[str], model_names: Sequence[str]) -> str | None:
+    """When every unknown name is a model joint's name with one prefix or suffix added, or the
+    model's names carry one that the received names lack (a namespaced description, a
+    tf_prefix), says which."""
+    for affix_of, kind in ((_prefix, "prefix"), (_suffix, "suffix")):
+        added = {affix_of(r, m) for r in received for m in model_names} - {""}
+        if len(added) == 1 and all(any(affix_of(r, m) for m in model_names) for r in received):
+            return f"they carry the {kind} '{added.pop()}' that the model's joint names lack"
+        lacking = {affix_of(m, r) for r in received for m in model_names} - {""}
+        if len(lacking) == 1 and all(any(affix_of(m, r) for m in model_names) for r in received):
+            return f"the model's joint names carry the {kind} '{lacking.pop()}' that these lack"
+    return None
+
+
+def _prefix(longer: str, shorter: str) -> str:
+    return longer[: -len(shorter)] if len(longer) > len(shorter) and longer.endswith(shorter) else ""
+
+
+def _suffix(longer: str, shorter: str) -> str:
+    return longer[len(shorter) :] if len(longer) > len(shorter) and longer.startswith(shorter) else ""
 
 
 CONTACT_RESIDUAL_WARN = 0.01  # N and N·m: a base residual the contacts leave above this is reported
@@ -185,21 +208,29 @@ class RneaCore:
     # --- what the console says ------------------------------------------------------------------
     def coverage_problem(self) -> str | None:
         """Why joint_states never give a complete state: the missing joints, the unknown names
-        received, and the closest model name for each (a typo such as joint_2 for joint2)."""
+        received, and the closest model name for each (a typo such as joint_2 for joint2, a prefix)."""
         live = self.live
         if live is None or not self.waiting_for:
             return None
         missing = self.waiting_for[:10]
-        text = f"joint_states never cover the model: no recent value for {missing}"
+        if len(self.waiting_for) == live.n and live.unknown_names:
+            text = f"joint_states name none of the model's {live.n} joints (e.g. {missing[:3]})"
+        else:
+            text = f"joint_states never cover the model: no recent value for {missing}"
         if live.unknown_names:
             text += f"; names received that the model does not know: {list(live.unknown_names[:10])}"
-            hints = {}
-            for name in live.unknown_names:
-                close = difflib.get_close_matches(name, live.model.joint_names, n=1, cutoff=0.6)
-                if close:
-                    hints[name] = close[0]
-            if hints:
-                text += " (did you mean " + ", ".join(f"'{b}' for '{a}'" for a, b in list(hints.items())[:5]) + "?)"
+            hint = _affix_hint(live.unknown_names, live.model.joint_names)
+            if hint:
+                text += f" ({hint})"
+            else:
+                hints = {}
+                for name in live.unknown_names:
+                    close = difflib.get_close_matches(name, live.model.joint_names, n=1, cutoff=0.6)
+                    if close:
+                        hints[name] = close[0]
+                if hints:
+                    pairs = list(hints.items())[:5]
+                    text += " (did you mean " + ", ".join(f"'{b}' for '{a}'" for a, b in pairs) + "?)"
         return text
 
     # --- diagnostics ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import numpy as np
 from geometry_msgs.msg import AccelStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.dynamics.rotations import quaternion_matrix
@@ -95,6 +96,14 @@ def wrench_array(msg: WrenchStamped) -> np.ndarray:
 def base_acceleration_array(msg: AccelStamped) -> np.ndarray:
     """[a, α] of a geometry_msgs/AccelStamped."""
     return _vector6(msg.accel.linear, msg.accel.angular, "desired_base_acceleration")
+
+
+def labelled_commands(joint_names: list[str]) -> Float64MultiArray:
+    """An effort_commands message whose layout names its joints, in order (one dimension labelled
+    with the comma-separated names): a user reading the topic sees which value drives which joint;
+    controllers read ``data`` alone."""
+    dimension = MultiArrayDimension(label=",".join(joint_names), size=len(joint_names), stride=len(joint_names))
+    return Float64MultiArray(layout=MultiArrayLayout(dim=[dimension], data_offset=0))
 
 
 def as_float64_array(x: np.ndarray) -> array.array:

@@ -45,6 +45,8 @@ DESCRIPTION_QOS = QoSProfile(
 JOINT_STATES_DEPTH = 50
 MAX_WARNED_FRAMES = 100
 STARTUP_GRACE = 3.0  # s without a model before the console says why
+# /diagnostics status name: what effort_commands carry besides the feedback (command_source)
+STATUS_NAMES = {"inverse_dynamics": "inverse dynamics", "gravity": "gravity compensation", "none": "feedback only"}
 
 
 class OutputMessages:
@@ -54,7 +56,7 @@ class OutputMessages:
         self.live = live
         names = list(live.model.joint_names)
         self.efforts, self.gravity = JointState(name=names), JointState(name=names)
-        self.commands = Float64MultiArray()
+        self.commands = messages.labelled_commands([names[j] for j in live.command_order])
         self.residual = WrenchStamped()
         self.residual.header.frame_id = live.model.base_link or ""
 
@@ -309,7 +311,7 @@ class RneaNode(Node):
         report = self.core.report(self._joint_states_publisher_note())
         status = DiagnosticStatus(
             level=bytes([report.level]),
-            name="rnea_node: inverse dynamics",
+            name=f"rnea_node: {STATUS_NAMES[self.core.settings.command_source]}",
             hardware_id=self.get_fully_qualified_name(),
             message=report.message,
             values=[KeyValue(key=k, value=v) for k, v in report.values.items()],

@@ -119,6 +119,15 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         choices=COMMAND_SOURCES,
     ),
     ParameterSpec(
+        "urdf_joint_dynamics",
+        "bool",
+        True,
+        "Add each joint's URDF <dynamics damping friction> to the torques (viscous damping·q̇ and Coulomb "
+        "friction·tanh(q̇/0.01)), as rnea_sim (MuJoCo) and Gazebo apply them.",
+        read_only=True,
+        details="A corrections file's terms come on top. False: the rigid bodies and the corrections alone.",
+    ),
+    ParameterSpec(
         "corrections_file",
         "string",
         "",

@@ -157,7 +157,7 @@ class BoundModel:
         """ConfigurationError when the joints or links are not the model's; ValueError when the
         model cannot give finite torques."""
         if isinstance(corrected, RobotModel):
-            corrected = CorrectedModel(corrected, corrected)
+            corrected = corrected.with_corrections(None)  # with the URDF's joint dynamics
         model = corrected.model
         index = {name: k for k, name in enumerate(model.joint_names)}
         missing = [name for name in command_joints if name not in index]
@@ -235,7 +235,11 @@ class LiveModel:
 
     @classmethod
     def build(
-        cls, model: RobotModel, command_joints: Sequence[str] = (), contact_links: Sequence[str] = (), description=""
+        cls,
+        model: RobotModel | CorrectedModel,
+        command_joints: Sequence[str] = (),
+        contact_links: Sequence[str] = (),
+        description: str = "",
     ) -> LiveModel:
         return cls(BoundModel.build(model, command_joints, contact_links, description))
 
@@ -334,7 +338,10 @@ class LiveModel:
         return self.newest_stamp - self.stamp.min() <= state_timeout
 
     def stale_joints(self, timeout: float) -> list[str]:
-        return [self.model.joint_names[j] for j in np.flatnonzero(self.newest_stamp - self.stamp > timeout)]
+        """Joints never received, or whose value is more than ``timeout`` older than the newest."""
+        never = np.isneginf(self.stamp)
+        old = ~never & (self.newest_stamp - np.where(never, 0.0, self.stamp) > timeout)
+        return [self.model.joint_names[j] for j in np.flatnonzero(never | old)]
 
     # --- other inputs ------------------------------------------------------------------------
     def set_desired(

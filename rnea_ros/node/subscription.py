@@ -93,6 +93,8 @@ class DedicatedSubscription:
             try:
                 callback(taken[0])
             except Exception as error:  # the thread must outlive any bug in a callback
+                if not self._node.context.ok():
+                    return  # shut down (SIGINT, SIGTERM) while a message was served: nothing went wrong
                 self._node.get_logger().error(
                     f"{subscription.topic_name} callback raised {error!r}; message dropped", throttle_duration_sec=1.0
                 )

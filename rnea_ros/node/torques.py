@@ -63,13 +63,10 @@ def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None =
 def with_corrections(
     live: LiveModel, inputs: Inputs, tau: np.ndarray, held: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The joint torques the URDF leaves out, when a corrections file is loaded: friction and
-    armature at the state τ was computed for, added to τ (``CorrectedModel``, as rnea_analyze adds
-    them); the offset also to the holding torques."""
-    terms = live.corrected.joint_terms
-    if terms is None:
-        return tau, held
-    return live.corrected.joint_torques(inputs.qd, inputs.qdd, tau), held + terms.offset
+    """The joint torques the rigid bodies leave out: the URDF's damping and friction and a corrections
+    file's friction and armature, at the state τ was computed for, added to τ (``CorrectedModel``, as
+    rnea_analyze adds them); a corrections file's offset also to the holding torques."""
+    return live.corrected.joint_torques(inputs.qd, inputs.qdd, tau), held + live.corrected.offset
 
 
 def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:

@@ -117,7 +117,7 @@ class SimNode(Node):
             ("damping", "dof_damping"),
             ("friction_loss", "dof_frictionloss"),
         ):
-            values = _per_joint(p[parameter], n, parameter)
+            values = _per_joint(getattr(p, parameter), n, parameter)
             for name, value in zip(robot.command_joints, values, strict=True):
                 getattr(robot.model, field)[robot._joint(name)[1]] += value
         initial = _per_joint(p.initial_positions, n, "initial_positions")
@@ -197,14 +197,20 @@ class SimNode(Node):
                 if delay > 0:
                     time.sleep(delay)
         except Exception as error:  # the loop must say why it stopped
-            self.get_logger().fatal(f"simulation stopped: {error!r}")
+            if rclpy.ok(context=self.context):
+                self.get_logger().fatal(f"simulation stopped: {error!r}")
+            # else: shut down (Ctrl-C) between the loop's check and a publish: nothing went wrong
         finally:
             self._write_record(robot)
-            self.get_logger().info(
+            summary = (
                 f"simulated {robot.time:.3f} s in {steps} steps: {self.accepted_commands} commands taken, "
                 f"{self.refused_commands} refused, {self.zero_effort_steps} steps at zero effort (stale command), "
                 f"{self.lockstep_timeouts} lockstep waits timed out, {self.clipped} efforts clipped"
             )
+            if rclpy.ok(context=self.context):
+                self.get_logger().info(summary)
+            else:  # shut down: the logger's copy to /rosout would fail with an error line of its own
+                print(f"[rnea_sim] {summary}", file=sys.stderr, flush=True)
             self.finished.set()
 
     def _publish(self, robot, start_wall: float) -> None:

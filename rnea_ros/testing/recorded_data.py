@@ -34,7 +34,8 @@ def simulate(
     seed: int = 0,
     wrenches: dict[str, np.ndarray] | None = None,
 ) -> Simulation:
-    """The robot ``true_urdf`` following the smooth demo trajectory; efforts = ID + viscous·q̇ + noise."""
+    """The robot ``true_urdf`` following the smooth demo trajectory; efforts = ID + the URDF's joint
+    damping and friction (as a real joint, or the simulator, has them) + viscous·q̇ + noise."""
     model = RobotModel.from_urdf(true_urdf)
     rng = np.random.default_rng(seed)
     t = np.arange(int(seconds * rate)) / rate + 1_700_000_000.0
@@ -42,6 +43,9 @@ def simulate(
         t = t + rng.uniform(-jitter, jitter, len(t)) / rate
     q, qd, qdd = smooth_trajectory(model.nv, t - t[0])
     effort = true_efforts(true_urdf, model, q, qd, qdd, wrenches)
+    for name, (damping, friction) in model.joint_dynamics.items():  # written out: independent of the model's code
+        j = model.joint_names.index(name)
+        effort[:, j] += damping * qd[:, j] + friction * np.tanh(qd[:, j] / 0.01)
     for name, coefficient in (viscous or {}).items():
         j = model.joint_names.index(name)
         effort[:, j] += coefficient * qd[:, j]

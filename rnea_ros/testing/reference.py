@@ -95,6 +95,16 @@ class PinocchioReference:
     def gravity_torques(self, q) -> np.ndarray:
         return self.tau_to_ours(pin.computeGeneralizedGravity(self.model, self.data, self.q(q)))
 
+    def joint_dynamics(self, qd) -> np.ndarray:
+        """The URDF's <dynamics damping friction> as Pinocchio reads them (``model.damping``,
+        ``model.friction``): damping·q̇ + friction·tanh(q̇/0.01) per joint, rnea_node's form."""
+        v = self.v(np.asarray(qd, dtype=float))
+        return self.tau_to_ours(self.model.damping * v + self.model.friction * np.tanh(v / 0.01))
+
+    def node_torques(self, q, qd, qdd, wrenches=None) -> np.ndarray:
+        """What rnea_node publishes without corrections: the rigid bodies and the URDF's joint dynamics."""
+        return self.inverse_dynamics(q, qd, qdd, wrenches) + self.joint_dynamics(qd)
+
     def nonlinear_effects(self, q, qd) -> np.ndarray:
         return self.tau_to_ours(pin.nonLinearEffects(self.model, self.data, self.q(q), self.v(qd)))
 

@@ -103,7 +103,7 @@ class SoakClient:
         arrival = time.time_ns()
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         ok = np.all(np.isfinite(msg.effort))
-        match = self._matching_model(msg, lambda m, q, qd: m.inverse_dynamics(q, qd, np.zeros(m.nv))) if ok else None
+        match = self._matching_model(msg, _node_torques) if ok else None
         with self.lock:
             self.efforts_received += 1
             self.latency.append((arrival - stamp) * 1e-9)
@@ -136,6 +136,19 @@ class SoakClient:
 def _node_counts(diagnostics: dict[str, str]) -> tuple[int, int]:
     """(joint_states received, outputs published) so far, from the node's last diagnostics."""
     return int(diagnostics.get("joint_states total", 0)), int(diagnostics.get("published", 0))
+
+
+def _urdf_friction(model: RobotModel, qd: np.ndarray) -> np.ndarray:
+    """The URDF's joint damping and friction, as rnea_node adds them (urdf_joint_dynamics)."""
+    terms = np.zeros(model.nv)
+    for name, (damping, friction) in model.joint_dynamics.items():
+        j = model.joint_names.index(name)
+        terms[j] = damping * qd[j] + friction * np.tanh(qd[j] / 0.01)
+    return terms
+
+
+def _node_torques(model: RobotModel, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    return model.inverse_dynamics(q, qd, np.zeros(model.nv)) + _urdf_friction(model, qd)
 
 
 def start_node(env: dict) -> subprocess.Popen:

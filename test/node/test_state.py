@@ -217,3 +217,31 @@ def test_new_corrections_make_a_new_live_model_and_leave_the_one_in_use_alone(tm
     np.testing.assert_array_equal(after.q, q)  # the merged inputs came along
     with pytest.raises(dataclasses.FrozenInstanceError):
         after.bound.description = "another robot"
+
+
+@pytest.mark.parametrize(
+    ("names", "hint"),
+    [
+        ([f"left_{n}" for n in NAMES], "they carry the prefix 'left_' that the model's joint names lack"),
+        ([n[:-1] + "_" + n[-1] for n in NAMES], None),  # no common affix: the per-name hints
+        (["wheel_a", "wheel_b"], None),
+    ],
+)
+def test_joint_states_that_name_no_model_joint_say_so(names, hint, recwarn):
+    """Not one name matches: the console line names the problem (it used to be silent, with a
+    numpy RuntimeWarning from stamps that had never been set)."""
+    from rnea_ros.node.core import RneaCore, build_live_model
+
+    settings = Settings(future_stamp_tolerance=1e12)
+    core = RneaCore(settings)
+    core.load(build_live_model(ARM_URDF, settings))
+    for stamp in (1.0, 2.0):
+        assert core.joint_states(names, np.zeros(len(names)), np.zeros(len(names)), True, stamp, lambda: 0.0) is None
+    problem = core.coverage_problem()
+    assert problem is not None and "name none of the model's 8 joints" in problem
+    assert str(names[0]) in problem
+    if hint:
+        assert hint in problem
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    report = core.report()
+    assert report.level >= 1 and "name none of the model's" in report.message  # WARN in /diagnostics

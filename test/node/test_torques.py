@@ -21,6 +21,13 @@ Q_D, QD_D, QDD_D = Q + rng.uniform(-0.05, 0.05, ARM.nv), QD + 0.1, rng.uniform(-
 ORDER = ["finger_left_joint", *reversed(ARM.joint_names[:-1])]
 
 
+def urdf_joint_dynamics(qd: np.ndarray) -> np.ndarray:
+    """The example arm's URDF <dynamics damping="0.5" friction="0.1"> on joint1, written out here."""
+    terms = np.zeros(ARM.nv)
+    terms[ARM.joint_names.index("joint1")] = 0.5 * qd[0] + 0.1 * np.tanh(qd[0] / 0.01)
+    return terms
+
+
 def outputs(settings: Settings, desired_state: bool = True):
     live = build_live_model(ARM_URDF, settings)
     live.merge_joint_states(ARM.joint_names, Q, QD, 1.0, settings.state_timeout)
@@ -37,7 +44,7 @@ def test_pd_plus_feedforward_is_inverse_dynamics_at_the_desired_state_plus_the_f
     kd = np.full(ARM.nv, 3.0)
     settings = Settings(command_joints=tuple(ORDER), kp=tuple(kp), kd=tuple(kd))
     out, _ = outputs(settings)
-    feedforward = PIN.inverse_dynamics(Q_D, QD_D, QDD_D)
+    feedforward = PIN.inverse_dynamics(Q_D, QD_D, QDD_D) + urdf_joint_dynamics(QD_D)
     expected = in_command_order(feedforward) + kp * in_command_order(Q_D - Q) + kd * in_command_order(QD_D - QD)
     np.testing.assert_allclose(out.commands, expected, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(out.tau, feedforward, rtol=1e-9, atol=1e-9)  # feedforward_efforts: no feedback
@@ -54,17 +61,24 @@ def test_gravity_source_holds_the_measured_state_and_none_is_feedback_only():
 
 
 def test_without_a_desired_state_there_is_no_feedback_and_zero_gains_change_nothing():
+    expected = PIN.inverse_dynamics(Q, QD, QDD_D) + urdf_joint_dynamics(QD)
     out, _ = outputs(Settings(kp=(50.0,), kd=(2.0,)), desired_state=False)
-    np.testing.assert_allclose(out.commands, PIN.inverse_dynamics(Q, QD, QDD_D), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(out.commands, expected, rtol=1e-9, atol=1e-9)
     out, _ = outputs(Settings())
-    np.testing.assert_allclose(out.commands, PIN.inverse_dynamics(Q, QD, QDD_D), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(out.commands, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_the_urdf_joint_dynamics_can_be_left_out():
+    """urdf_joint_dynamics: false gives the rigid bodies alone (the node before it had the parameter)."""
+    out, _ = outputs(Settings(urdf_joint_dynamics=False), desired_state=False)
+    np.testing.assert_allclose(out.tau, PIN.inverse_dynamics(Q, QD, QDD_D), rtol=1e-9, atol=1e-9)
 
 
 def test_commands_are_clipped_to_the_urdf_effort_limits_and_counted():
     np.testing.assert_array_equal(ARM.effort_limits, [87, 87, 87, 87, 12, 12, 12, 20])  # the URDF's <limit effort>
     out, _ = outputs(Settings(kp=(1e5,)))
     assert np.all(np.abs(out.commands) <= ARM.effort_limits + 1e-12)
-    unclipped = PIN.inverse_dynamics(Q_D, QD_D, QDD_D) + 1e5 * (Q_D - Q)
+    unclipped = PIN.inverse_dynamics(Q_D, QD_D, QDD_D) + urdf_joint_dynamics(QD_D) + 1e5 * (Q_D - Q)
     assert out.clipped == int(np.count_nonzero(np.abs(unclipped) > ARM.effort_limits))
     assert out.clipped > 0
 

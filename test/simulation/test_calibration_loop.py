@@ -59,7 +59,6 @@ def run(tmp_path, name: str, corrections_file: str = ""):
         "realtime": False,
         "initial_positions": START,
         "duration": DURATION,
-        "keep_urdf_damping": False,
         **HIDDEN,
         **PAYLOAD,
     }

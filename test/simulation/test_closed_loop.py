@@ -125,7 +125,7 @@ def test_pd_plus_feedforward_tracks_ten_times_better_than_pd_alone(tmp_path):
         run = run_closed_loop(
             tmp_path,
             f"track_{source}",
-            sim_parameters(START, 4.0, keep_urdf_damping=False),
+            sim_parameters(START, 4.0),  # the URDF's joint damping in both, the simulator and the node
             {"robot_description": ARM_URDF, "command_source": source, "kp": KP, "kd": KD},
             trajectory,
             ARM.joint_names,

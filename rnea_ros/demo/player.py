@@ -1,0 +1,146 @@
+"""rnea_play: move your own robot through a multi-sine about where it stands, through rnea_node.
+
+    rnea_play [--joints j1 j2 ...] [--amplitude 0.1] [--frequencies 0.2 0.5] [--seconds 10]
+              [--wait 20] [--ros-args -r __ns:=/robot ...]
+
+Waits (at most ``--wait`` s) for ``joint_states``; its positions are the start. Then sends the
+trajectory q(t) = start + Σ a_k (1 − cos 2π f_k t) (positions, velocities, accelerations) to
+rnea_node's ``desired_accelerations``, 60 points of 1 ms ahead of the newest joint_states stamp
+every 10 ms, so that rnea_node's ``effort_commands`` are PD + inverse dynamics along it (set
+``kp``/``kd``: rnea_gains proposes them). Once a second it prints the node's feed-forward
+efforts; at the end the RMS tracking error per joint, measured on joint_states. Needs no robot
+model: only joint names and positions. Exit code 1 when no joint_states came.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+import rclpy
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rnea_ros.demo.closed_loop import SEND_PERIOD, trajectory_chunk
+from rnea_ros.demo.trajectories import MultiSine
+
+LEAD = 0.5  # s of joint_states stamps between the start and trajectory time 0 (the node hears the first points)
+POINT_PERIOD = 1e-3  # s between the points sent
+MAX_SAMPLES = 2_000_000  # joint_states kept for the final figures (over half an hour at 1 kHz)
+
+
+class Player(Node):
+    def __init__(self, joints: list[str] | None) -> None:
+        super().__init__("rnea_play")
+        self.wanted = joints
+        self.joints: list[str] | None = None
+        self.rows: list[int] = []
+        self.stamps: list[float] = []
+        self.positions: list[np.ndarray] = []
+        self.newest = None  # builtin_interfaces/Time of the newest joint_states
+        self.feedforward: tuple[list[str], np.ndarray] | None = None
+        self.desired = self.create_publisher(JointTrajectory, "desired_accelerations", 10)
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, 100)
+        self.create_subscription(JointState, "feedforward_efforts", self._on_feedforward, 10)
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        if self.joints is None:
+            names = [n for n, _ in zip(msg.name, msg.position, strict=False)]
+            joints = self.wanted or names
+            missing = [name for name in joints if name not in names]
+            if missing:
+                self.get_logger().error(f"joint_states lack {missing}; they have {names}", throttle_duration_sec=2.0)
+                return
+            self.joints, self.rows = joints, [names.index(name) for name in joints]
+        if len(msg.position) <= max(self.rows) or len(self.stamps) >= MAX_SAMPLES:
+            return
+        self.newest = msg.header.stamp
+        self.stamps.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
+        self.positions.append(np.array([msg.position[k] for k in self.rows]))
+
+    def _on_feedforward(self, msg: JointState) -> None:
+        self.feedforward = (list(msg.name), np.array(msg.effort))
+
+
+def multisine(start: np.ndarray, amplitude: float, frequencies: list[float]) -> MultiSine:
+    """Each joint moves by up to ``amplitude`` [rad or m] away from ``start``, joints out of phase."""
+    signs = np.where(np.arange(len(start)) % 2 == 0, 1.0, -1.0)
+    weights = np.linspace(1.0, 0.6, len(frequencies))
+    amplitudes = 0.5 * amplitude * np.outer(signs, weights / weights.sum())
+    return MultiSine(start, amplitudes, np.asarray(frequencies, dtype=float))
+
+
+def rms_table(joints: list[str], stamps: np.ndarray, q: np.ndarray, trajectory: MultiSine, t0: float) -> str:
+    moving = stamps >= t0
+    reference, _, _ = trajectory.at_times(stamps[moving] - t0)
+    rms = np.degrees(np.sqrt(((reference - q[moving]) ** 2).mean(axis=0)))
+    lines = [f"RMS tracking error over {moving.sum()} joint_states [° for revolute joints; prismatic: m × 57.3]:"]
+    lines += [f"  {name:<28}{value:10.4f}" for name, value in zip(joints, rms, strict=True)]
+    return "\n".join(lines)
+
+
+def play(player: Player, amplitude: float, frequencies: list[float], seconds: float, wait: float) -> int:
+    log = player.get_logger()
+    deadline = time.monotonic() + wait
+    while player.newest is None and time.monotonic() < deadline:
+        rclpy.spin_once(player, timeout_sec=0.05)
+    if player.newest is None:
+        log.error(f"no joint_states on '{player.resolve_topic_name('joint_states')}' within {wait:g} s")
+        return 1
+    start = player.positions[-1].copy()
+    trajectory = multisine(start, amplitude, frequencies)
+    t0 = player.stamps[-1] + LEAD
+    print(f"playing a multi-sine on {player.joints} from {np.round(start, 3).tolist()}", flush=True)
+    sent = printed = time.monotonic()
+    wall_limit = time.monotonic() + 20.0 * (seconds + LEAD) + wait  # lockstep runs slower than real time
+    while player.stamps[-1] < t0 + seconds and time.monotonic() < wall_limit:
+        rclpy.spin_once(player, timeout_sec=SEND_PERIOD / 4)
+        now = time.monotonic()
+        if now - sent >= SEND_PERIOD:
+            sent = now
+            player.desired.publish(trajectory_chunk(player.joints, trajectory, player.newest, t0, POINT_PERIOD))
+        if now - printed >= 1.0 and player.feedforward is not None:
+            printed = now
+            names, effort = player.feedforward
+            shown = ", ".join(f"{n} {e:.2f}" for n, e in list(zip(names, effort, strict=False))[:6])
+            print(f"t {player.stamps[-1] - t0:6.2f} s   rnea_node feed-forward [N·m]: {shown}", flush=True)
+    end, _, _ = trajectory.at(seconds)
+    hold = JointTrajectoryPoint(positions=end.tolist(), velocities=[0.0] * len(end), accelerations=[0.0] * len(end))
+    player.desired.publish(JointTrajectory(joint_names=player.joints, points=[hold]))
+    if player.feedforward is None:
+        log.warning("no feedforward_efforts heard: is rnea_node running in this namespace?")
+    print(rms_table(player.joints, np.array(player.stamps), np.array(player.positions), trajectory, t0), flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    own = argv[: argv.index("--ros-args")] if "--ros-args" in argv else argv
+    parser = argparse.ArgumentParser(
+        prog="rnea_play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--joints", nargs="+", help="the joints to move (default: every joint of joint_states)")
+    parser.add_argument("--amplitude", type=float, default=0.1, help="largest excursion per joint [rad or m]")
+    parser.add_argument("--frequencies", type=float, nargs="+", default=[0.2, 0.5], help="[Hz]")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of the trajectory")
+    parser.add_argument("--wait", type=float, default=20.0, help="longest wait for joint_states [s]")
+    args = parser.parse_args(own)
+    if not (0.0 < args.seconds <= 3600.0 and 0.0 <= args.amplitude <= 3.0):
+        parser.error("--seconds must be in (0, 3600] and --amplitude in [0, 3]")
+    rclpy.init(args=argv[len(own) :] and ["rnea_play", *argv[len(own) :]])
+    player = Player(args.joints)
+    try:
+        code = play(player, args.amplitude, args.frequencies, args.seconds, args.wait)
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        player.destroy_node()
+        rclpy.try_shutdown()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
