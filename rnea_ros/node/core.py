@@ -24,6 +24,7 @@ from rnea_ros.node import diagnostics
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.torques import Outputs, compile_kernels, compute_outputs
+from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory, Trajectory, with_efforts
 
 
 def build_live_model(description: str, settings: Settings) -> LiveModel:
@@ -74,6 +75,8 @@ class RneaCore:
         self.inputs = diagnostics.InputStats()
         self.rejections = diagnostics.Rejections()
         self.compute_times = diagnostics.ComputeTimes()
+        self.trajectory_times = diagnostics.ComputeTimes()  # joint_trajectory arrival → its answer
+        self.trajectories = 0  # answered
         self.published = 0
         self.corrections: Corrections | None = None
         self.clipped = 0  # command values clipped to the URDF's effort limits
@@ -184,6 +187,18 @@ class RneaCore:
         if (live := self.live) is not None:
             live.set_desired(names, qdd, q, qd, time.monotonic(), times)
 
+    def trajectory(self, trajectory: Trajectory) -> FeedforwardTrajectory | None:
+        """A planner's trajectory with its efforts (None without a model); InvalidMessageError otherwise."""
+        live = self.live
+        if live is None:
+            return None
+        try:
+            return with_efforts(live, trajectory, self.settings.trajectory_resampling)
+        except ValueError as error:
+            if isinstance(error, InvalidMessageError):
+                raise
+            raise InvalidMessageError("compute_error", f"the trajectory's efforts: {error}") from error
+
     def wrench(self, link: str, wrench: np.ndarray) -> None:
         if (live := self.live) is not None:
             live.set_wrench(link, wrench, time.monotonic())
@@ -243,6 +258,12 @@ class RneaCore:
         values = {"model joints": str(live.n if live else 0), "published": str(self.published)}
         values.update(self.inputs.report())
         values.update(self.compute_times.values())
+        if self.trajectories:
+            values["trajectories answered"] = str(self.trajectories)
+            answer = {
+                k.replace("compute time", "trajectory answer"): v for k, v in self.trajectory_times.values().items()
+            }
+            values.update(answer)
         if live is not None:
             if live.model.warnings:
                 level = diagnostics.WARN

@@ -11,14 +11,16 @@ import array
 import math
 
 import numpy as np
+from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import AccelStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
-from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.dynamics.rotations import quaternion_matrix
 from rnea_ros.node.state import InvalidMessageError
+from rnea_ros.node.trajectory_feedforward import MAX_TRAJECTORY_POINTS, FeedforwardTrajectory, Trajectory
 
 
 def stamp_seconds(stamp) -> float:
@@ -145,3 +147,48 @@ def imu_reading(msg: Imu) -> tuple[np.ndarray, np.ndarray]:
     o, w = msg.orientation, msg.angular_velocity
     quaternion = unit_quaternion(o.x, o.y, o.z, o.w, "imu orientation")
     return quaternion_matrix(quaternion), finite_array([w.x, w.y, w.z], "imu angular velocity")
+
+
+def trajectory_arrays(msg: JointTrajectory) -> Trajectory:
+    """A planner's JointTrajectory as arrays: positions for every point, velocities and
+    accelerations for every point or for none (as the JTC needs them)."""
+    points, n = msg.points, len(msg.joint_names)
+    if not points or n == 0:
+        raise InvalidMessageError("empty_trajectory", "the trajectory has no points or no joints")
+    if len(points) > MAX_TRAJECTORY_POINTS:
+        raise InvalidMessageError("too_many_points", f"{len(points)} points, at most {MAX_TRAJECTORY_POINTS}")
+    shape = (len(points), n)
+    if any(len(point.positions) != n for point in points):
+        raise InvalidMessageError("wrong_length", f"every point needs {n} positions")
+    positions = finite_array([x for p in points for x in p.positions], "trajectory positions").reshape(shape)
+    arrays = []
+    for field in ("velocities", "accelerations"):
+        sizes = {len(getattr(point, field)) for point in points}
+        if sizes == {0}:
+            arrays.append(None)
+        elif sizes == {n}:
+            values = [x for point in points for x in getattr(point, field)]
+            arrays.append(finite_array(values, f"trajectory {field}").reshape(shape))
+        else:
+            raise InvalidMessageError("wrong_length", f"{field}: {n} for every point, or none")
+    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
+    return Trajectory(list(msg.joint_names), times, positions, *arrays)
+
+
+def trajectory_message(header, result: FeedforwardTrajectory) -> JointTrajectory:
+    """The trajectory with every point's effort (the header kept: the JTC starts it at its stamp)."""
+    msg = JointTrajectory(header=header, joint_names=result.joint_names)
+    nanoseconds = np.round(result.times * 1e9).astype(np.int64)
+    points = []
+    for k in range(len(result.times)):
+        point = JointTrajectoryPoint()
+        point.positions = as_float64_array(result.positions[k])
+        point.velocities = as_float64_array(result.velocities[k])
+        point.accelerations = as_float64_array(result.accelerations[k])
+        point.effort = as_float64_array(result.efforts[k])
+        point.time_from_start = Duration(
+            sec=int(nanoseconds[k] // 1_000_000_000), nanosec=int(nanoseconds[k] % 1_000_000_000)
+        )
+        points.append(point)
+    msg.points = points
+    return msg

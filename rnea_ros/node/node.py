@@ -83,6 +83,9 @@ class RneaNode(Node):
         self.pub_gravity = self.create_publisher(JointState, "gravity_torques", 10, event_callbacks=quiet)
         self.pub_commands = self.create_publisher(Float64MultiArray, "effort_commands", 10, event_callbacks=quiet)
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10, event_callbacks=quiet)
+        self.pub_trajectory = self.create_publisher(
+            JointTrajectory, "feedforward_trajectory", 10, event_callbacks=quiet
+        )
         self.pub_residual = self.create_publisher(WrenchStamped, "base_wrench_residual", 10, event_callbacks=quiet)
         self.pub_contacts = self.create_publisher(
             WrenchStamped, "estimated_contact_wrenches", 10, event_callbacks=quiet
@@ -110,6 +113,7 @@ class RneaNode(Node):
         self.joint_states.also_serve(Odometry, "base_odometry", self._on_odometry, 10)
         self.joint_states.also_serve(Imu, "imu", self._on_imu, 10)
         self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, 10)
         self.create_subscription(AccelStamped, "desired_base_acceleration", self._on_base_acceleration, 10)
         flipped = set(settings.flip_wrench_topics)
         for topic in settings.wrench_topics:
@@ -240,6 +244,24 @@ class RneaNode(Node):
             self.core.desired(*messages.desired_points(msg))
         except InvalidMessageError as rejection:
             self._reject(rejection, "desired_accelerations")
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        """A planner's trajectory, answered on feedforward_trajectory with every point's effort."""
+        arrived = time.perf_counter()
+        self.core.inputs.received("joint_trajectory")
+        try:
+            result = self.core.trajectory(messages.trajectory_arrays(msg))
+        except InvalidMessageError as rejection:
+            return self._reject(rejection, "joint_trajectory")
+        if result is None:
+            self.get_logger().warning(
+                "joint_trajectory before any robot model: not answered", throttle_duration_sec=1.0
+            )
+            return None
+        self.pub_trajectory.publish(messages.trajectory_message(msg.header, result))
+        self.core.trajectory_times.add(time.perf_counter() - arrived)
+        self.core.trajectories += 1
+        return None
 
     def _on_wrench(self, msg: WrenchStamped, sign: float) -> None:
         self.core.inputs.received("wrenches")

@@ -119,6 +119,14 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         choices=COMMAND_SOURCES,
     ),
     ParameterSpec(
+        "trajectory_resampling",
+        "double",
+        0.01,
+        "joint_trajectory → feedforward_trajectory: points put on the JTC's own spline this far apart [s] before "
+        "the efforts are computed (the JTC interpolates efforts linearly between points); 0: the points as sent.",
+        range=(0.0, 1.0),
+    ),
+    ParameterSpec(
         "urdf_joint_dynamics",
         "bool",
         True,

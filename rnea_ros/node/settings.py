@@ -34,6 +34,7 @@ class Settings:
     kp: tuple[float, ...] = _DEFAULT["kp"]
     kd: tuple[float, ...] = _DEFAULT["kd"]
     command_source: str = _DEFAULT["command_source"]
+    trajectory_resampling: float = _DEFAULT["trajectory_resampling"]
     urdf_joint_dynamics: bool = _DEFAULT["urdf_joint_dynamics"]
     corrections_file: str = _DEFAULT["corrections_file"]
     floating_base: bool = _DEFAULT["floating_base"]

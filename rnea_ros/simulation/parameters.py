@@ -56,9 +56,10 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
         "command_timeout",
         "double",
         0.1,
-        "No command for this long (simulated time) gives zero effort [s].",
+        "No command for this long (simulated time) gives zero effort, as a driver's watchdog does [s]; 0: the last "
+        "command holds forever, as in a JointGroupEffortController (it has no timeout).",
         read_only=True,
-        range=(1e-06, 1000000.0),
+        range=(0.0, 1000000.0),
     ),
     ParameterSpec(
         "release_after_commands",

@@ -4,7 +4,8 @@ Publishes ``joint_states`` (every joint: position, velocity, effort = the effort
 with a payload and a sensor, its force/torque sensor as ``geometry_msgs/WrenchStamped``; takes
 efforts as ``effort_controllers/JointGroupEffortController`` does: ``std_msgs/Float64MultiArray``
 on ``commands_topic``, values in the order of ``joints``. A command holds until the next; one of
-the wrong length or not finite is refused; none for ``command_timeout`` (simulated time) gives
+the wrong length or not finite is refused; none for ``command_timeout`` (simulated time; 0: never,
+the last command holds as in a JointGroupEffortController, which has no timeout) gives
 zero effort and a warning. Until the first commands (``release_after_commands``) the robot is
 held, as by its brakes.
 
@@ -42,6 +43,7 @@ from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings
 DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
+STALE_CONTROLLER = 0.1  # s of simulated time without commands after which lockstep stops waiting for them
 MAX_RECORDED = 3_600_000  # one hour at 1 kHz; later states are not recorded (with a warning)
 
 
@@ -151,7 +153,7 @@ class SimNode(Node):
         if command is None or self.accepted_commands < self.p.release_after_commands:
             return None
         values, received = command
-        if robot.time - received > self.p.command_timeout:
+        if self.p.command_timeout > 0.0 and robot.time - received > self.p.command_timeout:
             self.get_logger().warning(
                 f"no command for {robot.time - received:.2f} s (> command_timeout): zero effort",
                 throttle_duration_sec=2.0,
@@ -162,9 +164,11 @@ class SimNode(Node):
 
     def _controller_expected(self, robot) -> bool:
         """Lockstep waits for a controller that has not started yet or is still sending; once its
-        commands are stale the robot goes on without it (zero effort), at full speed."""
+        commands are stale the robot goes on without it (zero effort, or the last command held
+        when command_timeout is 0), at full speed."""
         command = self._command
-        return command is None or robot.time - command[1] <= self.p.command_timeout
+        patience = self.p.command_timeout or STALE_CONTROLLER
+        return command is None or robot.time - command[1] <= patience
 
     # --- the loop --------------------------------------------------------------------------------
     def _run(self) -> None:

@@ -144,3 +144,46 @@ def test_a_bad_description_parameter_stops_the_node_at_start_up(tmp_path):
     assert process.process.wait(timeout=30) == 1
     assert "robot_description parameter is refused" in process.output()
     process.stop()
+
+
+def test_a_planners_trajectory_comes_back_with_every_points_effort(tmp_path):
+    """joint_trajectory in, feedforward_trajectory out (what a joint_trajectory_controller with an
+    effort interface takes): resampled every 10 ms, each point's effort Pinocchio's at its state
+    plus the URDF's joint dynamics; a trajectory missing a joint is refused and counted."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    with running_node(tmp_path, "planner", {"robot_description": ARM_URDF}, arm_client) as (_, client):
+        client.wait_until_serving()
+        answers: list[JointTrajectory] = []
+        client.node.create_subscription(JointTrajectory, "feedforward_trajectory", answers.append, 10)
+        planner = client.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
+        rng = np.random.default_rng(8)
+        sent = JointTrajectory(joint_names=list(ARM.joint_names))
+        sent.header.stamp.sec = 42  # the JTC starts the trajectory at this stamp: kept
+        for k in range(11):
+            point = JointTrajectoryPoint(
+                positions=rng.uniform(-1, 1, ARM.nv).tolist(), velocities=rng.uniform(-1, 1, ARM.nv).tolist()
+            )
+            point.time_from_start = Duration(sec=0, nanosec=100_000_000 * k) if k < 10 else Duration(sec=1)
+            sent.points.append(point)
+        assert client.spin_until(lambda: (planner.publish(sent), bool(answers))[1], 10.0)
+        answer = answers[-1]
+        assert answer.header.stamp.sec == 42 and list(answer.joint_names) == list(ARM.joint_names)
+        assert len(answer.points) == 101
+        reference = PinocchioReference(ARM_URDF, ARM)
+        for point in answer.points[::7]:
+            expected = reference.node_torques(
+                np.array(point.positions), np.array(point.velocities), np.array(point.accelerations)
+            )
+            np.testing.assert_allclose(point.effort, expected, rtol=1e-9, atol=1e-9)
+
+        lacking = JointTrajectory(joint_names=list(ARM.joint_names[1:]))
+        lacking.points = [JointTrajectoryPoint(positions=[0.0] * (ARM.nv - 1))]
+        planner.publish(lacking)
+        for _ in range(5):  # /diagnostics comes once a second
+            values = client.latest_diagnostic_values()
+            if "rejected: missing_joints" in values:
+                break
+        assert "rejected: missing_joints" in values, values
+        assert int(values["trajectories answered"]) >= 1 and float(values["trajectory answer p99 [us]"]) > 0

@@ -89,11 +89,9 @@ def analyze_bag(bag, corrections=None) -> list[dict]:
     from rnea_ros.analysis.pipeline import analyze
     from rnea_ros.analysis.recording import open_recording
 
-    model, joint_terms = with_corrections(ARM, corrections, identify=False)
+    corrected = with_corrections(ARM, corrections, identify=False)  # with the URDF's joint dynamics
     chunks = open_recording(bag, f"/{bag.name}/joint_states", 50_000)
-    analysis = analyze(
-        model, chunks, window=WINDOW, order=2, joint_corrections=joint_terms, effort_delay=0.001, start=0.3
-    )
+    analysis = analyze(corrected, chunks, window=WINDOW, order=2, effort_delay=0.001, start=0.3)
     return [analysis.fits.summary(j) for j in range(ARM.nv)]
 
 

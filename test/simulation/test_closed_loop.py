@@ -91,6 +91,26 @@ def test_without_the_node_the_arm_falls_and_the_simulator_says_so(tmp_path):
     assert "zero effort" in run.sim_log and "no command for" in run.sim_log
 
 
+def test_with_command_timeout_zero_the_last_command_holds_as_in_a_joint_group_effort_controller(tmp_path):
+    """JointGroupEffortController has no timeout: when rnea_node stops, its last command stays. The
+    simulator says so and mirrors it with command_timeout 0 (the arm at rest keeps its gravity torques)."""
+    pose = random_poses(1)[0]
+    run = run_closed_loop(
+        tmp_path,
+        "holds_last",
+        sim_parameters(pose, 6.0, command_timeout=0.0),
+        {"robot_description": ARM_URDF, "command_source": "gravity"},
+        None,
+        ARM.joint_names,
+        ROS_ENV,
+        stop_node_after=2.0,
+    )
+    print(f"largest motion with the last command held: {largest_motion(run) * 1e3:.3f} mrad")
+    assert run.time[-1] - run.time[0] >= 5.99
+    assert " 0 steps at zero effort" in run.sim_log and "no command for" not in run.sim_log
+    assert largest_motion(run) < 1e-2
+
+
 @pytest.mark.parametrize("sensor", ["on wrench_topics", "flipped", "off"])
 def test_a_payload_is_held_through_the_force_torque_sensor(tmp_path, sensor):
     pose = random_poses(1)[0]

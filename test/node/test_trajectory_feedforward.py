@@ -1,0 +1,108 @@
+"""A trajectory with every point's effort filled, against Pinocchio on states known in closed form:
+a cubic in time per joint, given by positions and velocities at sparse points, is exactly the
+JTC's cubic spline, so its q, q̇, q̈ between the points are known without the code under test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rnea_ros.dynamics.trajectory import JointSpline, linear_efforts
+from rnea_ros.node.core import build_live_model
+from rnea_ros.node.settings import Settings
+from rnea_ros.node.state import InvalidMessageError
+from rnea_ros.node.trajectory_feedforward import Trajectory, with_efforts
+from rnea_ros.testing.reference import ARM_URDF, PinocchioReference
+
+LIVE = build_live_model(ARM_URDF, Settings())
+ARM = LIVE.model
+PIN = PinocchioReference(ARM_URDF, ARM)
+rng = np.random.default_rng(21)
+C = rng.uniform(-0.6, 0.6, (4, ARM.nv))  # q(t) = C0 + C1 t + C2 t² + C3 t³
+
+
+def cubic(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    t = t[:, None]
+    return C[0] + C[1] * t + C[2] * t**2 + C[3] * t**3, C[1] + 2 * C[2] * t + 3 * C[3] * t**2, 2 * C[2] + 6 * C[3] * t
+
+
+def planner_trajectory(spacing: float = 0.1, names=None) -> Trajectory:
+    times = np.arange(0.0, 1.0 + 1e-9, spacing)
+    q, qd, _ = cubic(times)
+    order = [ARM.joint_names.index(name) for name in (names or ARM.joint_names)]
+    return Trajectory(list(names or ARM.joint_names), times, q[:, order], qd[:, order])
+
+
+def test_efforts_are_pinocchios_with_the_urdf_joint_dynamics_at_every_resampled_point():
+    names = list(reversed(ARM.joint_names))  # any joint order
+    result = with_efforts(LIVE, planner_trajectory(0.1, names), spacing=0.01)
+    assert len(result.times) == 101 and result.joint_names == names
+    q, qd, qdd = cubic(result.times)  # the closed form, model order
+    order = [ARM.joint_names.index(name) for name in names]
+    np.testing.assert_allclose(result.positions, q[:, order], atol=1e-12)
+    np.testing.assert_allclose(result.accelerations, qdd[:, order], atol=1e-9)
+    expected = np.array([PIN.node_torques(q[k], qd[k], qdd[k]) for k in range(len(q))])[:, order]
+    np.testing.assert_allclose(result.efforts, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_resampling_puts_the_jtc_linear_effort_on_the_torque_between_points():
+    """The JTC interpolates effort linearly between points: the error that leaves against the torque
+    the motion needs, for the planner's points 0.1 s apart and resampled every 10 ms. Rigid bodies
+    only: the URDF's Coulomb friction (tanh over 0.01 rad/s) turns faster than any spacing."""
+    rigid = build_live_model(ARM_URDF, Settings(urdf_joint_dynamics=False))
+    fine = np.linspace(0.0, 1.0, 2001)
+    q, qd, qdd = cubic(fine)
+    needed = np.array([PIN.inverse_dynamics(q[k], qd[k], qdd[k]) for k in range(len(fine))])
+    errors = {}
+    for spacing in (0.0, 0.01):
+        result = with_efforts(rigid, planner_trajectory(0.1), spacing=spacing)
+        errors[spacing] = np.abs(linear_efforts(result.times, result.efforts, fine) - needed).max()
+    print(f"feed-forward error between points: {errors[0.0]:.4f} N·m (0.1 s), {errors[0.01]:.6f} (10 ms)")
+    assert errors[0.01] < errors[0.0] / 50
+
+
+def test_a_corrections_payload_and_friction_are_in_the_efforts(tmp_path):
+    import yaml
+
+    from rnea_ros.node.core import RneaCore
+
+    path = tmp_path / "corrections.yaml"
+    path.write_text(yaml.safe_dump({"version": 1, "joints": {"joint2": {"viscous": 2.0, "offset": 0.5}}}))
+    core = RneaCore(Settings())
+    core.set_corrections(str(path))
+    core.load(build_live_model(ARM_URDF, Settings()))
+    plain = with_efforts(LIVE, planner_trajectory(), 0.0)
+    corrected = with_efforts(core.live, planner_trajectory(), 0.0)
+    j = ARM.joint_names.index("joint2")
+    np.testing.assert_allclose(corrected.efforts[:, j] - plain.efforts[:, j], 2.0 * plain.velocities[:, j] + 0.5)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (
+            lambda t: Trajectory([*t.joint_names[:-1], t.joint_names[0]], t.times, t.positions, t.velocities),
+            "duplicate_names",
+        ),
+        (lambda t: Trajectory(["nope", *t.joint_names[1:]], t.times, t.positions, t.velocities), "unknown_joints"),
+        (lambda t: Trajectory(t.joint_names[1:], t.times, t.positions[:, 1:], t.velocities[:, 1:]), "missing_joints"),
+        (lambda t: Trajectory(t.joint_names, t.times[::-1], t.positions, t.velocities), "bad_trajectory"),
+    ],
+)
+def test_what_cannot_be_used_whole_is_refused_with_a_reason(change, reason):
+    with pytest.raises(InvalidMessageError) as refused:
+        with_efforts(LIVE, change(planner_trajectory()), 0.01)
+    assert refused.value.reason == reason
+
+
+def test_the_spline_is_the_jtcs_quintic_when_accelerations_are_given():
+    """A quintic in time is exactly the JTC's quintic through its values at two points."""
+    a = rng.uniform(-1, 1, 6)
+    poly = np.polynomial.Polynomial(a)
+    ends = np.array([0.2, 0.9])
+    spline = JointSpline(ends, poly(ends)[:, None], poly.deriv()(ends)[:, None], poly.deriv(2)(ends)[:, None])
+    t = np.linspace(0.2, 0.899, 50)
+    q, qd, qdd = spline.sample(t)
+    np.testing.assert_allclose(q[:, 0], poly(t), atol=1e-10)
+    np.testing.assert_allclose(qd[:, 0], poly.deriv()(t), atol=1e-9)
+    np.testing.assert_allclose(qdd[:, 0], poly.deriv(2)(t), atol=1e-8)
