@@ -4,12 +4,14 @@ publisher, over loopback DDS; what the demo and the closed-loop tests run.
 Wiring, as with a real robot: the simulator publishes ``joint_states`` and takes
 ``effort_commands`` (its ``commands_topic``) like a JointGroupEffortController; rnea_node
 subscribes to ``joint_states`` and ``desired_accelerations`` and publishes ``effort_commands``.
-The trajectory publisher takes its clock from the node's ``feedforward_efforts`` (stamped
-with the joint_states they were computed from) and sends, every ``SEND_PERIOD``, the next
-``CHUNK`` desired points from the newest of them as one stamped JointTrajectory, so that the
-node always holds the point of the state it is about to receive. Trajectory time 0 is the first state the node
-computed for; until then the start point is held. What the robot did comes from the
-simulator's own record (``record_file``): every state it published.
+Nothing of this process is in the loop: the trajectory goes to the node whole, once, as one
+stamped JointTrajectory (``whole_trajectory``), its time 0 one second (``LEAD``) after the first
+state the node computed for; until then the start point is held at rest. In lockstep the
+simulator waits, at every step, for the node's answer to the state it published (its
+``feedforward_efforts`` carry that state's stamp: ``lockstep_answer_topic``). A bag, when asked
+for, is recorded by a process of its own from the simulator's second writer of its states
+(``tap_topic``). What the robot did comes from the simulator's own record (``record_file``): every
+state it published, up to the trajectory's end.
 
 Start-up order matters in this environment (Fast DDS from the Jazzy wheels): a reliable reader
 created before the writer it reads sometimes received late, in bursts, or nothing (see the
@@ -21,6 +23,7 @@ outputs are seen; each topic has one reader.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,12 +42,14 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros.demo.bag_recorder import BagRecorder
 from rnea_ros.demo.trajectories import MultiSine
 from rnea_ros.node.subscription import DedicatedSubscription
 
-CHUNK = 60  # points per desired_accelerations message (60 ms ahead at 1 kHz) ...
+TAP = "joint_states_tap"  # the simulator's second writer of its states, for the bag (see rnea_sim's tap_topic)
+CHUNK = 60  # points per desired_accelerations message of a live source (rnea_play): 60 ms ahead at 1 kHz ...
 SEND_PERIOD = 0.01  # ... sent every 10 ms of wall time: a stall of up to 50 ms loses nothing
+LEAD = 1.0  # s between the node's first output and trajectory time 0: the whole trajectory reaches it first
+RESENDS = 3
 
 
 def params_file(path: Path, parameters: dict) -> Path:
@@ -60,6 +65,21 @@ def start(module: str, namespace: str, parameters: dict, folder: Path, env: dict
     log = (folder / f"{namespace}_{name}.log").open("w")
     command = [sys.executable, "-m", module, "--ros-args", "-r", f"__ns:=/{namespace}", "--params-file", str(params)]
     return subprocess.Popen(command, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+def start_recorder(bag: Path, namespace: str, folder: Path, env: dict) -> subprocess.Popen:
+    """The bag recorder in a process of its own, recording the simulator's tap as joint_states."""
+    log = (folder / f"{namespace}_bag_recorder.log").open("w")
+    command = [sys.executable, "-m", "rnea_ros.demo.bag_recorder", str(bag), TAP, "joint_states"]
+    command += ["--ros-args", "-r", f"__ns:=/{namespace}"]
+    return subprocess.Popen(command, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+def stop_recorder(process: subprocess.Popen, log: Path) -> int:
+    """Stops the recorder (it writes the bag then); the number of messages written."""
+    stop(process, timeout=120.0)
+    found = re.search(r"recorded (\d+) messages", log.read_text())
+    return int(found.group(1)) if found else 0
 
 
 def stop(process: subprocess.Popen, timeout: float = 10.0) -> int:
@@ -105,15 +125,12 @@ class Run:
         return (reference - self.positions(names))[started]
 
 
-def trajectory_chunk(joints: list[str], trajectory: MultiSine, stamp, t0: float, period: float) -> JointTrajectory:
-    """The next CHUNK points of ``trajectory`` after the header stamp ``stamp`` (trajectory time
-    0 at the stamp ``t0`` [s]), ``period`` apart, as one stamped desired_accelerations message."""
-    offsets = np.arange(1, CHUNK + 1) * period
-    t = stamp.sec + stamp.nanosec * 1e-9 - t0
-    q, qd, qdd = trajectory.at_times(t + offsets)
+def trajectory_message(joints: list[str], stamp: float, times: np.ndarray, q, qd, qdd) -> JointTrajectory:
+    """A JointTrajectory stamped ``stamp`` [s] (0: none) with a point per time of ``times`` (time_from_start)."""
     msg = JointTrajectory(joint_names=joints)
-    msg.header.stamp = stamp
-    for k, nanoseconds in enumerate(np.round(offsets * 1e9).astype(np.int64)):
+    if stamp:
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(round(stamp * 1e9), 1_000_000_000)
+    for k, nanoseconds in enumerate(np.round(np.asarray(times) * 1e9).astype(np.int64)):
         point = JointTrajectoryPoint(positions=q[k].tolist(), velocities=qd[k].tolist(), accelerations=qdd[k].tolist())
         point.time_from_start = Duration(
             sec=int(nanoseconds // 1_000_000_000), nanosec=int(nanoseconds % 1_000_000_000)
@@ -122,18 +139,44 @@ def trajectory_chunk(joints: list[str], trajectory: MultiSine, stamp, t0: float,
     return msg
 
 
-class TrajectoryPublisher:
-    """Sends the trajectory ahead of the node, clocked by its feedforward_efforts."""
+def trajectory_chunk(joints: list[str], trajectory: MultiSine, stamp, t0: float, period: float) -> JointTrajectory:
+    """The next CHUNK points of ``trajectory`` after the header stamp ``stamp`` (trajectory time
+    0 at the stamp ``t0`` [s]), ``period`` apart, as one stamped desired_accelerations message."""
+    offsets = np.arange(1, CHUNK + 1) * period
+    start = stamp.sec + stamp.nanosec * 1e-9
+    return trajectory_message(joints, start, offsets, *trajectory.at_times(start - t0 + offsets))
 
-    def __init__(self, node: Node, joints: list[str], trajectory: MultiSine, period: float) -> None:
+
+def whole_trajectory(
+    joints: list[str], trajectory: MultiSine, t0: float, period: float, seconds: float
+) -> JointTrajectory:
+    """The whole trajectory from its time 0 at the stamp ``t0`` [s] to ``seconds``, points ``period``
+    apart, as one stamped desired_accelerations message: sent once, ahead of the node. Its first
+    point, ``period`` before time 0, is the start at rest: what the node holds until time 0 (the
+    trajectory's own acceleration at 0 is not zero: 1 − cos starts at rest, not without force)."""
+    offsets = np.arange(round(seconds / period) + 1) * period
+    q, qd, qdd = trajectory.at_times(offsets)
+    q, qd, qdd = np.vstack([q[:1], q]), np.vstack([qd[:1], qd]), np.vstack([np.zeros_like(qdd[:1]), qdd])
+    return trajectory_message(joints, t0 - period, np.concatenate([[0.0], offsets + period]), q, qd, qdd)
+
+
+class TrajectoryPublisher:
+    """Sends the whole trajectory to the node once, ahead: its time 0 is LEAD after the first state
+    the node computed for (held at the start until then), so that nothing in this process is in
+    the loop afterwards (clocking pieces by the node's outputs left the node without points
+    whenever this process was starved of CPU: tracking 0.65–1.8° instead of 0.007°)."""
+
+    def __init__(
+        self, node: Node, joints: list[str], trajectory: MultiSine, period: float, seconds: float = 60.0
+    ) -> None:
         self.node, self.joints, self.trajectory, self.period = node, joints, trajectory, period
+        self.seconds = seconds
+        self.sent = 0  # times the whole trajectory was published
         self.t0: float | None = None
         self.received = 0
         self.latest: tuple[float, np.ndarray] | None = None  # (trajectory time, feed-forward efforts)
         self.desired = node.create_publisher(JointTrajectory, "desired_accelerations", 10)
         self.outputs: DedicatedSubscription | None = None
-        self._newest_stamp = None  # builtin_interfaces/Time of the newest feedforward_efforts
-        self._sent_stamp = None
         self._stop = threading.Event()
         self._sender = threading.Thread(target=self._send_loop, name="trajectory sender", daemon=True)
 
@@ -145,28 +188,27 @@ class TrajectoryPublisher:
 
     def hold_start(self) -> None:
         """Until the node computes: the start point, at rest, as an unstamped point ("now")."""
-        q, qd, qdd = self.trajectory.at(0.0)
-        point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist())
+        q, qd, _ = self.trajectory.at(0.0)
+        point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=[0.0] * len(q))
         self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
 
     def _on_output(self, msg: JointState) -> None:
-        """Kept cheap: a publisher that falls behind the node would send stale points."""
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.t0 is None:
-            self.t0 = stamp
+            self.t0 = stamp + LEAD
         self.received += 1
         self.latest = (stamp - self.t0, msg.effort)
-        self._newest_stamp = msg.header.stamp
 
     def _send_loop(self) -> None:
-        while not self._stop.wait(SEND_PERIOD):
-            stamp = self._newest_stamp
-            if stamp is not None and stamp is not self._sent_stamp:
-                self._sent_stamp = stamp
-                self._send_chunk(stamp)
-
-    def _send_chunk(self, stamp) -> None:
-        self.desired.publish(trajectory_chunk(self.joints, self.trajectory, stamp, self.t0, self.period))
+        """Once the time 0 is known: the whole trajectory, sent RESENDS times (the node keeps the newest)."""
+        message = None
+        while self.sent < RESENDS and not self._stop.wait(SEND_PERIOD):
+            if self.t0 is not None:
+                if message is None:
+                    message = whole_trajectory(self.joints, self.trajectory, self.t0, self.period, self.seconds)
+                self.desired.publish(message)
+                self.sent += 1
+                self._stop.wait(0.1)
 
     def close(self) -> None:
         self._stop.set()
@@ -203,11 +245,17 @@ def run_closed_loop(
     record.unlink(missing_ok=True)
     run_for = float(sim_parameters.get("duration", 0.0)) if trajectory is not None else 0.0
     sim_parameters = {"commands_topic": "effort_commands", "record_file": str(record), **sim_parameters}
+    if bag is not None:
+        sim_parameters["tap_topic"] = TAP
+    if node_parameters is not None and not sim_parameters.get("realtime", True):
+        sim_parameters.setdefault("lockstep_answer_topic", "feedforward_efforts")  # strict lockstep
     if run_for > 0.0:
         sim_parameters["duration"] = 0.0  # stopped here, by trajectory time
     node = Node("trajectory_publisher", namespace=namespace)
-    publisher = TrajectoryPublisher(node, joints, trajectory, period) if trajectory is not None else None
-    recorder = BagRecorder(node, bag) if bag is not None else None
+    publisher = None
+    if trajectory is not None:
+        publisher = TrajectoryPublisher(node, joints, trajectory, period, (run_for or 55.0) + 5.0)
+    recorder = None  # the bag recorder's process, once the simulator's tap is seen
     node_diagnostics: dict[str, str] = {}
     node.create_subscription(
         DiagnosticArray, "/diagnostics", lambda msg: _keep_node_diagnostics(msg, namespace, node_diagnostics), 10
@@ -222,12 +270,12 @@ def run_closed_loop(
         while sim.poll() is None and time.monotonic() < deadline:
             if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
                 controller = start("rnea_ros.node", namespace, node_parameters, folder, env)
-            if recorder is not None and not recorder.subscriptions and node.count_publishers("joint_states"):
-                recorder.record("joint_states", JointState)
+            if bag is not None and recorder is None and node.count_publishers(TAP):
+                recorder = start_recorder(bag, namespace, folder, env)
             if publisher is not None and publisher.outputs is None and node.count_publishers("feedforward_efforts"):
                 publisher.follow_outputs()
-            if publisher is not None and publisher.t0 is None:
-                publisher.hold_start()
+            if publisher is not None and not publisher.sent:
+                publisher.hold_start()  # until the whole trajectory is out: the start point, fresh
             rclpy.spin_once(node, timeout_sec=0.05)
             if run_for > 0.0 and publisher.latest is not None and publisher.latest[0] >= run_for:
                 break
@@ -246,7 +294,7 @@ def run_closed_loop(
     finally:
         if publisher is not None:
             publisher.close()
-        bag_messages = recorder.close() if recorder is not None else 0
+        bag_messages = stop_recorder(recorder, folder / f"{namespace}_bag_recorder.log") if recorder is not None else 0
         node.destroy_node()
         stop(sim)
         if controller is not None:
@@ -259,14 +307,19 @@ def run_closed_loop(
     stamps = data["stamp"]
     t0 = publisher.t0 if publisher is not None and publisher.t0 is not None else (stamps[0] if len(stamps) else 0.0)
     t = stamps - t0
+    # the states up to the trajectory's end: after it the node holds its last point, while this
+    # process may take a moment to stop the simulator
+    kept = t <= run_for + 1e-9 if trajectory is not None and run_for > 0.0 else np.ones(len(t), dtype=bool)
+    t = t[kept]
     q_ref = np.array([trajectory.at(x)[0] for x in t]) if trajectory is not None else None
     names = [str(name) for name in data["joint_names"]]
+    contact = {k: data[k][kept] if k in data and len(data[k]) else None for k in ("contact_position", "contact_wrench")}
     return Run(
         names,
         t,
-        data["position"],
-        data["velocity"],
-        data["effort"],
+        data["position"][kept],
+        data["velocity"][kept],
+        data["effort"][kept],
         q_ref,
         list(joints),
         sim_log,
@@ -274,8 +327,8 @@ def run_closed_loop(
         bag_messages,
         float(t0),
         [str(link) for link in data["contact_links"]] if "contact_links" in data else [],
-        data["contact_position"] if "contact_position" in data else None,
-        data["contact_wrench"] if "contact_wrench" in data else None,
+        contact["contact_position"],
+        contact["contact_wrench"],
         node_diagnostics,
     )
 
@@ -286,3 +339,113 @@ def _keep_node_diagnostics(msg: DiagnosticArray, namespace: str, into: dict[str,
         if status.hardware_id.startswith(f"/{namespace}/") and status.name.startswith("rnea_node"):
             into.clear()
             into.update({value.key: value.value for value in status.values})
+
+
+def planned_trajectory(joints: list[str], trajectory: MultiSine, seconds: float, spacing: float) -> JointTrajectory:
+    """A planner's trajectory: points ``spacing`` apart with positions, velocities and accelerations,
+    stamped zero (a JTC starts it when it arrives)."""
+    offsets = np.arange(round(seconds / spacing) + 1) * spacing
+    return trajectory_message(joints, 0.0, offsets, *trajectory.at_times(offsets))
+
+
+def run_trajectory_loop(
+    folder: Path,
+    namespace: str,
+    sim_parameters: dict,
+    node_parameters: dict | None,
+    planned: JointTrajectory,
+    env: dict,
+    timeout: float = 120.0,
+    pause_node: tuple[float, float] | None = None,
+    reference: MultiSine | None = None,
+    progress: Callable[[object], None] | None = None,
+) -> Run:
+    """ros2_control's way: rnea_sim with its joint_trajectory_controller stand-in (the feedback in its
+    own step loop) and, when ``node_parameters`` are given, rnea_node computing the trajectory's
+    efforts once, ahead (``joint_trajectory`` → ``feedforward_trajectory`` → the stand-in); without
+    it the planned trajectory goes to the stand-in as it is (PID alone). The simulator runs until its
+    ``duration`` after the trajectory started. ``pause_node`` = (after, for) [s of wall time after
+    the trajectory was sent]: rnea_node is stopped by SIGSTOP meanwhile (latency immunity).
+    ``reference``: the trajectory to score against (``Run.tracking_error``); ``progress`` is called
+    about twice a second with an object whose ``latest`` is (trajectory time, applied efforts)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = folder / f"{namespace}_record.npz"
+    record.unlink(missing_ok=True)
+    target = "feedforward_trajectory" if node_parameters is not None else "planned_trajectory"
+    sim_parameters = {
+        "record_file": str(record),
+        "controller": "joint_trajectory",
+        "trajectory_topic": target,
+        **sim_parameters,
+    }
+    node = Node("planner", namespace=namespace)
+    topic = "joint_trajectory" if node_parameters is not None else target
+    sender = node.create_publisher(JointTrajectory, topic, 10)
+    watch = _Watch()
+    if progress is not None:
+        node.create_subscription(JointState, "joint_states", watch.on_state, 10)
+    sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
+    controller = start("rnea_ros.node", namespace, node_parameters, folder, env) if node_parameters else None
+    deadline = time.monotonic() + timeout
+    sent_at = None
+    paused = False
+    next_progress = time.monotonic()
+    try:
+        while sim.poll() is None and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.05)
+            if progress is not None and time.monotonic() >= next_progress:
+                progress(watch)
+                next_progress += 0.5
+            ready = node.count_subscribers(target) > 0 and node.count_subscribers(topic) > 0
+            if controller is not None:
+                ready = ready and node.count_publishers(target) > 0  # the node is up, its model loaded
+            if sent_at is None and ready:
+                time.sleep(0.5)  # discovery: let every match settle before the one message
+                sender.publish(planned)
+                sent_at = time.monotonic()
+                watch.sent = True
+            if pause_node and controller is not None and sent_at is not None:
+                after, length = pause_node
+                if not paused and time.monotonic() - sent_at >= after:
+                    controller.send_signal(signal.SIGSTOP)
+                    time.sleep(length)
+                    controller.send_signal(signal.SIGCONT)
+                    paused = True
+    finally:
+        node.destroy_node()
+        stop(sim)
+        if controller is not None:
+            stop(controller)
+    sim_log = (folder / f"{namespace}_simulation.log").read_text()
+    node_log = (folder / f"{namespace}_node.log").read_text() if controller is not None else ""
+    if time.monotonic() >= deadline:
+        raise TimeoutError(f"the trajectory loop did not finish in {timeout} s:\n{sim_log[-2000:]}")
+    started = re.search(r"trajectory 1 started at simulated time ([\d.]+) s", sim_log)
+    if started is None:
+        raise RuntimeError(f"the simulator never started a trajectory:\n{sim_log[-2000:]}\n{node_log[-2000:]}")
+    data = np.load(record)
+    t = data["stamp"] - data["stamp"][0] - float(started.group(1))
+    last = planned.points[-1].time_from_start
+    kept = t <= last.sec + last.nanosec * 1e-9 + 1e-9  # after its last point the controller holds it
+    t = t[kept]
+    names = [str(name) for name in data["joint_names"]]
+    joints = list(planned.joint_names)
+    q_ref = reference.at_times(t)[0] if reference is not None else None
+    q, qd, effort = data["position"][kept], data["velocity"][kept], data["effort"][kept]
+    return Run(names, t, q, qd, effort, q_ref, joints, sim_log, node_log)
+
+
+class _Watch:
+    """The newest joint_states' applied efforts, for a progress display (once the trajectory is out)."""
+
+    def __init__(self) -> None:
+        self.sent = False
+        self.latest: tuple[float, np.ndarray] | None = None
+        self._first: float | None = None
+
+    def on_state(self, msg: JointState) -> None:
+        if not self.sent:
+            return
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        self._first = stamp if self._first is None else self._first
+        self.latest = (stamp - self._first, np.array(msg.effort))

@@ -1,15 +1,17 @@
-"""Main job: the closed loop on the bundled example arm.
+"""Main job: the closed loop on the bundled example arm, in real time, the way ros2_control runs it.
 
-    rnea_demo [--seconds 4] [--output rnea_demo.png] [--realtime]
+    rnea_demo [--seconds 4] [--output rnea_demo.png] [--lockstep] [--figures]
 
-The simulated arm (``rnea_sim``: MuJoCo, a stand-in for the driver and a
-JointGroupEffortController) carries a 2 kg payload on its tool, with a force/torque sensor
-between the two whose wrench goes to ``rnea_node`` (``wrench_topics``). ``rnea_node`` turns
-``joint_states`` and a fast trajectory into ``effort_commands`` = source + Kp e + Kd ė with
-the same gains three times: feedback only, gravity compensation (gravity and the measured
-payload), and full inverse dynamics. A live table shows each run; then the tracking error per
-joint of the three runs goes to a PNG, with the RMS errors in the legend. Every process runs
-in the namespace ``/rnea_demo*``, and the whole demo stops by itself in about 40 s.
+The simulated arm (``rnea_sim``: MuJoCo with a joint_trajectory_controller stand-in, its PID inside
+the 1 kHz step loop) carries a 2 kg payload on its tool, known to ``rnea_node`` from a corrections
+file (what ``rnea_analyze --identify --payload-link`` writes). A planner's trajectory (points 0.1 s
+apart) goes to ``rnea_node``'s ``joint_trajectory``; the node answers once, ahead, with every
+point's effort on ``feedforward_trajectory``, which the controller adds to its PID. Three times,
+the same gains: efforts zero (PD only), gravity (gravity and the payload), full inverse dynamics.
+A live table shows each run; then the RMS error per joint of the three runs and how many times
+lower it is with the feed-forward, and a PNG. Every process runs in the namespace
+``/rnea_demo*``; the whole demo stops by itself in under a minute. ``--lockstep`` runs the
+simulator in lockstep instead of real time (the same physics: the loop is inside it).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import rclpy
+import yaml
 
-from rnea_ros.demo.closed_loop import Run, TrajectoryPublisher, run_closed_loop
+from rnea_ros.demo.closed_loop import Run, planned_trajectory, run_trajectory_loop
 from rnea_ros.demo.example_robot import example_arm_urdf
 from rnea_ros.demo.trajectories import fast_multisine
 from rnea_ros.dynamics.model import RobotModel
@@ -58,14 +61,15 @@ class LiveTable:
 
     def start(self, mode: str) -> None:
         self.mode = mode
-        print(f"\n{mode}: the node's feed-forward τ [N·m] as the arm moves", flush=True)
+        print(f"\n{mode}: the efforts applied [N·m] (the node's feed-forward + the controller's PID)", flush=True)
         print(f"{'t [s]':>7}" + "".join(f"{name[:9]:>10}" for name in self.names), flush=True)
 
-    def show(self, publisher: TrajectoryPublisher) -> None:
+    def show(self, publisher) -> None:
+        """``publisher.latest``: (trajectory time, efforts) or None before the trajectory starts."""
         if publisher.latest is None:
             if self._waiting_said != self.mode:
                 self._waiting_said = self.mode
-                print("   waiting for rnea_node's first output ...", flush=True)
+                print("   waiting for the simulator and rnea_node ...", flush=True)
             return
         t, effort = publisher.latest
         print(f"{t:7.2f}" + "".join(_fixed(x, 10) for x in effort[: len(self.names)]), flush=True)
@@ -114,7 +118,10 @@ def write_plot(runs: dict[str, Run], names: list[str], path: Path, clock: str, s
     bars.set_title("RMS error per joint: lower is better", fontsize=10, loc="left")
     bars.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.06), frameon=False)
     bars.grid(alpha=0.3, axis="y", which="both")
-    title = f"Example arm with a 2 kg payload, rnea_sim at 1 kHz ({clock}): the same PD gains three times"
+    title = (
+        f"Example arm with a 2 kg payload, rnea_sim at 1 kHz ({clock}), a joint_trajectory_controller's PID "
+        "with the trajectory's efforts from rnea_node"
+    )
     fig.suptitle(f"{title}\n{summary}" if summary else title)
     fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
@@ -130,35 +137,46 @@ def headline(rms: dict[str, np.ndarray]) -> str:
     )
 
 
+def payload_corrections(folder: Path) -> Path:
+    """The payload as a corrections file, as rnea_analyze --identify --payload-link writes it."""
+    inertia = PAYLOAD["payload_inertia"]
+    payload = {
+        "link": PAYLOAD["payload_link"],
+        "mass": PAYLOAD["payload_mass"],
+        "com": PAYLOAD["payload_com"],
+        "inertia": {"ixx": inertia[0], "ixy": 0.0, "ixz": 0.0, "iyy": inertia[1], "iyz": 0.0, "izz": inertia[2]},
+    }
+    path = folder / "corrections.yaml"
+    path.write_text(yaml.safe_dump({"version": 2, "joints": {}, "payload": payload}))
+    return path
+
+
 def run(seconds: float, output: Path, realtime: bool, figures: bool = False) -> int:
     urdf = example_arm_urdf()
     model = RobotModel.from_urdf(urdf)
-    moving = model.joint_names[:7]  # the gripper holds its opening
+    names = list(model.joint_names)
+    moving = names[:7]  # the gripper holds its opening
     trajectory = fast_multisine(np.array(START), moving=7)
+    planned = planned_trajectory(names, trajectory, seconds, spacing=0.1)  # a planner's points, 0.1 s apart
     sim = {
         "robot_description": urdf,
         "realtime": realtime,
         "initial_positions": START,
-        "duration": seconds,
-        "release_after_commands": 50,
-        "sensor_topic": "tcp_wrench",
+        "duration": seconds + 0.2,
+        "pid_p": KP,
+        "pid_d": KD,
         **PAYLOAD,
     }
     table = LiveTable(moving)
     runs: dict[str, Run] = {}
     with tempfile.TemporaryDirectory(prefix="rnea_demo_") as folder:
+        corrections = str(payload_corrections(Path(folder)))
         for source, label in MODES.items():
             table.start(label)
-            node = {
-                "robot_description": urdf,
-                "command_source": source,
-                "kp": KP,
-                "kd": KD,
-                "wrench_topics": ["tcp_wrench"],
-            }
-            runs[source] = run_closed_loop(
-                Path(folder), f"{NAMESPACE}_{source}", sim, node, trajectory, model.joint_names,
-                {}, progress=table.show,
+            node = {"robot_description": urdf, "command_source": source, "corrections_file": corrections}
+            runs[source] = run_trajectory_loop(
+                Path(folder), f"{NAMESPACE}_{source}", sim, node, planned, {},
+                reference=trajectory, progress=table.show,
             )  # fmt: skip
     clock = "real time" if realtime else "lockstep"
     rms = {source: rms_degrees(result.tracking_error(moving)) for source, result in runs.items()}
@@ -172,7 +190,7 @@ def run(seconds: float, output: Path, realtime: bool, figures: bool = False) -> 
     if figures:
         rows = [(MODES[source], *(f"{x:.4f}" for x in values)) for source, values in rms.items()]
         note = f"{seconds:g} s per run, {clock}; {headline(rms)}."
-        path = write_table("demo", "rnea_demo (scripts/demo)", ("RMS error [°]", *moving), rows, note)
+        path = write_table("demo", "rnea_ros/demo/demo.py", ("RMS error [°]", *moving), rows, note)
         print(f"figures written to {path}")
     return 0
 
@@ -181,14 +199,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=4.0, help="length of each run (simulated time)")
     parser.add_argument("--output", type=Path, default=Path("rnea_demo.png"), help="PNG plot to write")
-    parser.add_argument("--realtime", action="store_true", help="the simulator on the wall clock, not in lockstep")
+    parser.add_argument("--lockstep", action="store_true", help="the simulator in lockstep, not on the wall clock")
     parser.add_argument(
         "--figures", action="store_true", help="write the RMS table to docs/figures/demo.md (from a checkout)"
     )
     args = parser.parse_args(argv)
     rclpy.init()
     try:
-        code = run(args.seconds, args.output, args.realtime, args.figures)
+        code = run(args.seconds, args.output, not args.lockstep, args.figures)
     except KeyboardInterrupt:
         code = 130
     finally:

@@ -24,7 +24,8 @@ from rnea_ros.node import diagnostics
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.torques import Outputs, compile_kernels, compute_outputs
-from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory, Trajectory, with_efforts
+from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory, with_efforts
+from rnea_ros.trajectory import Trajectory
 
 
 def build_live_model(description: str, settings: Settings) -> LiveModel:
@@ -193,7 +194,8 @@ class RneaCore:
         if live is None:
             return None
         try:
-            return with_efforts(live, trajectory, self.settings.trajectory_resampling)
+            settings = self.settings
+            return with_efforts(live, trajectory, settings.trajectory_resampling, settings.command_source)
         except ValueError as error:
             if isinstance(error, InvalidMessageError):
                 raise
@@ -301,7 +303,7 @@ class RneaCore:
             notes.append(
                 self.coverage_problem() or f"no torques: stale or missing joint_states for {self.waiting_for[:10]}"
             )
-        if live.desired is not None and now - live.desired.received > settings.acceleration_timeout:
+        if live.desired is not None and not live.desired_fresh(now, settings.acceleration_timeout):
             notes.append("desired_accelerations stale: zero accelerations used")
         for link, (_, received) in sorted(live.wrenches.items()):
             age = now - received

@@ -18,9 +18,11 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros import trajectory
 from rnea_ros.dynamics.rotations import quaternion_matrix
 from rnea_ros.node.state import InvalidMessageError
-from rnea_ros.node.trajectory_feedforward import MAX_TRAJECTORY_POINTS, FeedforwardTrajectory, Trajectory
+from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory
+from rnea_ros.trajectory import Trajectory
 
 
 def stamp_seconds(stamp) -> float:
@@ -47,7 +49,7 @@ def joint_state_arrays(msg: JointState) -> tuple[np.ndarray, np.ndarray, bool]:
     return position, velocity, velocity_given
 
 
-MAX_DESIRED_POINTS = 100  # a second of points at 100 Hz, or 0.1 s at 1 kHz
+MAX_DESIRED_POINTS = 60_000  # a minute of points at 1 kHz: a whole trajectory sent ahead
 
 
 def desired_points(
@@ -150,29 +152,11 @@ def imu_reading(msg: Imu) -> tuple[np.ndarray, np.ndarray]:
 
 
 def trajectory_arrays(msg: JointTrajectory) -> Trajectory:
-    """A planner's JointTrajectory as arrays: positions for every point, velocities and
-    accelerations for every point or for none (as the JTC needs them)."""
-    points, n = msg.points, len(msg.joint_names)
-    if not points or n == 0:
-        raise InvalidMessageError("empty_trajectory", "the trajectory has no points or no joints")
-    if len(points) > MAX_TRAJECTORY_POINTS:
-        raise InvalidMessageError("too_many_points", f"{len(points)} points, at most {MAX_TRAJECTORY_POINTS}")
-    shape = (len(points), n)
-    if any(len(point.positions) != n for point in points):
-        raise InvalidMessageError("wrong_length", f"every point needs {n} positions")
-    positions = finite_array([x for p in points for x in p.positions], "trajectory positions").reshape(shape)
-    arrays = []
-    for field in ("velocities", "accelerations"):
-        sizes = {len(getattr(point, field)) for point in points}
-        if sizes == {0}:
-            arrays.append(None)
-        elif sizes == {n}:
-            values = [x for point in points for x in getattr(point, field)]
-            arrays.append(finite_array(values, f"trajectory {field}").reshape(shape))
-        else:
-            raise InvalidMessageError("wrong_length", f"{field}: {n} for every point, or none")
-    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
-    return Trajectory(list(msg.joint_names), times, positions, *arrays)
+    """A planner's JointTrajectory as arrays (``rnea_ros.trajectory``); InvalidMessageError otherwise."""
+    try:
+        return trajectory.trajectory_arrays(msg)
+    except trajectory.TrajectoryError as error:
+        raise InvalidMessageError(error.reason, str(error)) from error
 
 
 def trajectory_message(header, result: FeedforwardTrajectory) -> JointTrajectory:

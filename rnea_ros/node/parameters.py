@@ -115,7 +115,8 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "string",
         "inverse_dynamics",
         "What effort_commands adds to the feedback: inverse_dynamics, gravity (compensation at the measured "
-        "state: hand-guiding, holding) or none (feedback only, for comparisons).",
+        "state: hand-guiding, holding) or none (feedback only, for comparisons); likewise the efforts of "
+        "feedforward_trajectory (gravity: at each point's positions).",
         choices=COMMAND_SOURCES,
     ),
     ParameterSpec(

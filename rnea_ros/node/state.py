@@ -401,7 +401,7 @@ class LiveModel:
         q, qd, qdd = self.q, self.qd, self.zeros
         q_desired = qd_desired = None
         desired = self.desired
-        if desired is not None and now - desired.received <= settings.acceleration_timeout:
+        if desired is not None and self.desired_fresh(now, settings.acceleration_timeout):
             row = desired.row_at(self.newest_stamp)
             qdd = desired.qdd[row]
             if desired.q is not None:
@@ -416,6 +416,16 @@ class LiveModel:
         base = self.fresh_base(now, settings.base_timeout, q, qd)
         base_qdd = self._base_acceleration(now, settings.acceleration_timeout)
         return Inputs(q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired)
+
+    def desired_fresh(self, now: float, timeout: float) -> bool:
+        """An unstamped desired point is fresh for ``timeout`` after it arrived; a stamped trajectory
+        (sent ahead, as long as its planner likes) until ``timeout`` after its last point's time."""
+        desired = self.desired
+        if desired is None:
+            return False
+        if desired.times is None:
+            return now - desired.received <= timeout
+        return self.newest_stamp <= desired.times[-1] + timeout
 
     def fresh_wrenches(self, now: float, timeout: float) -> dict[str, np.ndarray] | None:
         fresh = {link: w for link, (w, received) in self.wrenches.items() if now - received <= timeout}

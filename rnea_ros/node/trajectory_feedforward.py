@@ -17,22 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rnea_ros.dynamics.trajectory import JointSpline, resampling_times
 from rnea_ros.node.state import InvalidMessageError, LiveModel
-
-MAX_TRAJECTORY_POINTS = 100_000  # in a message, and after resampling
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """A JointTrajectory's content as arrays, in its own joint order (velocities and accelerations
-    None when its points do not all have them)."""
-
-    joint_names: list[str]
-    times: np.ndarray  # time_from_start [s]
-    positions: np.ndarray
-    velocities: np.ndarray | None = None
-    accelerations: np.ndarray | None = None
+from rnea_ros.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
 
 
 @dataclass(frozen=True)
@@ -45,9 +31,13 @@ class FeedforwardTrajectory:
     efforts: np.ndarray
 
 
-def with_efforts(live: LiveModel, trajectory: Trajectory, spacing: float) -> FeedforwardTrajectory:
+def with_efforts(
+    live: LiveModel, trajectory: Trajectory, spacing: float, source: str = "inverse_dynamics"
+) -> FeedforwardTrajectory:
     """``trajectory`` resampled every ``spacing`` s (0: its own points only) with each point's
-    feed-forward effort; InvalidMessageError(reason) for what cannot be used whole."""
+    feed-forward effort: the inverse dynamics, the gravity torques at its positions (``source``
+    gravity: the payload included, and a corrections file's offsets) or zero (none);
+    InvalidMessageError(reason) for what cannot be used whole."""
     if live.floating:
         raise InvalidMessageError("floating_base", "trajectories are for fixed-base robots (no base trajectory)")
     names = list(trajectory.joint_names)
@@ -75,7 +65,12 @@ def with_efforts(live: LiveModel, trajectory: Trajectory, spacing: float) -> Fee
     q, qd, qdd = spline.sample(times)
     rows = [live.matcher.index[name] for name in names]  # trajectory column → model joint
     order = np.argsort(rows)  # model order ← trajectory columns
-    efforts_model = live.corrected.inverse_dynamics(q[:, order], qd[:, order], qdd[:, order])
+    if source == "inverse_dynamics":
+        efforts_model = live.corrected.inverse_dynamics(q[:, order], qd[:, order], qdd[:, order])
+    elif source == "gravity":
+        efforts_model = live.model.gravity_torques(q[:, order]) + live.corrected.offset
+    else:
+        efforts_model = np.zeros_like(q)
     efforts = np.empty_like(efforts_model)
     efforts[:, order] = efforts_model
     if not np.isfinite(efforts).all():

@@ -198,4 +198,49 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
         read_only=True,
     ),
 )
+SIM_PARAMETERS += (
+    ParameterSpec(
+        "controller",
+        "string",
+        "forward_effort",
+        "forward_effort: efforts on commands_topic, as a JointGroupEffortController; joint_trajectory: a "
+        "joint_trajectory_controller stand-in inside the step loop (effort = the trajectory's effort + PID), "
+        "trajectories on trajectory_topic.",
+        read_only=True,
+        choices=("forward_effort", "joint_trajectory"),
+    ),
+    ParameterSpec(
+        "trajectory_topic",
+        "string",
+        "joint_trajectory_controller/joint_trajectory",
+        "controller joint_trajectory: where its trajectories come (rnea_node's feedforward_trajectory).",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "pid_p", "double_array", (0.0,), "joint_trajectory: PID p per joint of `joints` (one: all).", read_only=True
+    ),
+    ParameterSpec("pid_i", "double_array", (0.0,), "joint_trajectory: PID i per joint (one: all).", read_only=True),
+    ParameterSpec("pid_d", "double_array", (0.0,), "joint_trajectory: PID d per joint (one: all).", read_only=True),
+    ParameterSpec(
+        "pid_i_clamp", "double_array", (0.0,), "joint_trajectory: bound of the integral term per joint.", read_only=True
+    ),
+    ParameterSpec(
+        "lockstep_answer_topic",
+        "string",
+        "",
+        "Lockstep: a sensor_msgs/JointState topic on which the controller echoes the stamp of each state it "
+        "answered (rnea_node's feedforward_efforts). With it lockstep is strict: each step waits for the answer "
+        "to the state just published and the command sent before it, and a missing answer is an error line and "
+        "a timeout counted; empty: each step waits for any command sent after the state.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "tap_topic",
+        "string",
+        "",
+        "Publish every joint_states also here, for a recorder (its own writer, so that the controller's "
+        "reader of joint_states is the only one); empty: none.",
+        read_only=True,
+    ),
+)
 SimSettings = settings_class("SimSettings", SIM_PARAMETERS)

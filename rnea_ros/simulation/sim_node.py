@@ -31,10 +31,13 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.node.ros_parameters import declare
 from rnea_ros.node.subscription import DedicatedSubscription
 from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings
+from rnea_ros.simulation.trajectory_controller import Gains, TrajectoryController
+from rnea_ros.trajectory import trajectory_arrays
 
 # ``physics`` (MuJoCo) is imported only once rclpy has loaded its middleware: with MuJoCo's
 # libraries loaded first, Fast DDS (these Jazzy wheels) served only one of two readers of a
@@ -43,6 +46,7 @@ from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings
 DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
+PID_PARAMETERS = ("pid_p", "pid_i", "pid_d", "pid_i_clamp")
 STALE_CONTROLLER = 0.1  # s of simulated time without commands after which lockstep stops waiting for them
 MAX_RECORDED = 3_600_000  # one hour at 1 kHz; later states are not recorded (with a warning)
 
@@ -63,10 +67,26 @@ class SimNode(Node):
         self._command_arrived = threading.Event()
         self._stop = threading.Event()
         self.pub_states = self.create_publisher(JointState, "joint_states", 100)
+        # a second writer of the same states, for a recorder: a second reader of joint_states cost
+        # rnea_node ~6 % of them (Fast DDS from the Jazzy wheels, measured 2026-11-23)
+        self.pub_tap = self.create_publisher(JointState, self.p.tap_topic, 100) if self.p.tap_topic else None
         self.pub_sensor = self.create_publisher(WrenchStamped, self.p.sensor_topic, 10) if self.p.sensor_topic else None
         self.pub_odometry = self.create_publisher(Odometry, self.p.odometry_topic, 10) if self.p.floating_base else None
         self.commands = DedicatedSubscription(self, Float64MultiArray, self.p.commands_topic, self._on_command, 10)
+        # strict lockstep: the stamp of the newest state the controller answered, and the counts of
+        # its answers and commands (one of each per state it computed, commands first)
+        self._answered: tuple[int, int] | None = None
+        self._answers = self._commands_received = 0
+        if self.p.lockstep_answer_topic and not self.p.realtime:
+            self.commands.also_serve(JointState, self.p.lockstep_answer_topic, self._on_answer, 100)
+        self.jtc: TrajectoryController | None = None  # the joint_trajectory_controller stand-in, when chosen
+        self.refused_trajectories = 0
+        if self.p.controller == "joint_trajectory":
+            self.create_subscription(JointTrajectory, self.p.trajectory_topic, self._on_trajectory, 10)
         self._thread = threading.Thread(target=self._run, name="physics", daemon=True)
+        self._start_wall = time.time()  # stamps are this wall-clock time plus the simulated time
+        self._jtc_rows: list[int] = []
+        self._jtc_logged = 0
         if self.p.robot_description:
             self._start(self.p.robot_description)
         else:
@@ -82,10 +102,23 @@ class SimNode(Node):
         except Exception as error:
             self.get_logger().error(f"cannot simulate this robot_description: {str(error)[:500]}")
             return
+        joints = self.robot.command_joints
+        if self.p.controller == "joint_trajectory":
+            try:
+                values = [_per_joint(getattr(self.p, name), len(joints), name) for name in PID_PARAMETERS]
+                gains = Gains(*(np.array(v) for v in values))
+            except ValueError as error:
+                self.get_logger().error(f"cannot simulate with these gains: {error}")
+                self.robot = None
+                return
+            self.jtc = TrajectoryController(joints, gains)
+            self._jtc_rows = [self.robot.joint_names.index(name) for name in joints]
+            where = f"a joint_trajectory_controller stand-in on '{self.resolve_topic_name(self.p.trajectory_topic)}'"
+        else:
+            where = f"commands on '{self.commands.topic_name}'"
         self.get_logger().info(
             f"simulating {len(self.robot.joint_names)} joints at {self.p.rate:.0f} Hz "
-            f"({'real time' if self.p.realtime else 'lockstep'}); commands on "
-            f"'{self.commands.topic_name}' for {self.robot.command_joints}"
+            f"({'real time' if self.p.realtime else 'lockstep'}); {where} for {joints}"
         )
         self.commands.start()
         self._thread.start()
@@ -145,10 +178,53 @@ class SimNode(Node):
             return
         self._command = (values, robot.time)
         self.accepted_commands += 1
+        self._commands_received += 1
         self._command_arrived.set()
 
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        """A trajectory for the JTC stand-in: it starts at its header.stamp (zero: on arrival)."""
+        jtc, robot = self.jtc, self.robot
+        if jtc is None or robot is None:
+            return
+        try:
+            trajectory = trajectory_arrays(msg)
+            stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            jtc.receive(trajectory, stamp - self._start_wall if stamp > 0.0 else None)
+        except ValueError as error:
+            self.refused_trajectories += 1
+            self.get_logger().error(f"trajectory refused: {str(error)[:300]}", throttle_duration_sec=1.0)
+
+    def _on_answer(self, msg: JointState) -> None:
+        self._answers += 1
+        self._answered = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        self._command_arrived.set()
+
+    def _wait_for_the_answer(self, stamp: tuple[int, int], commands: int, answers: int) -> bool:
+        """Strict lockstep: until the controller has answered the state of ``stamp`` and every command
+        it sent before that answer has arrived (False after lockstep_timeout)."""
+        deadline = time.monotonic() + self.p.lockstep_timeout
+        while True:
+            answered = self._answered == stamp
+            if answered and self._commands_received - commands >= self._answers - answers:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.0 or self._stop.is_set():
+                return False
+            self._command_arrived.wait(remaining)
+            self._command_arrived.clear()
+
     def _efforts_now(self, robot) -> np.ndarray | None:
-        """The command in force, zeros when it is stale; None while the brakes hold."""
+        """The command in force, zeros when it is stale; None while the brakes hold. With the JTC
+        stand-in: its command of this step (the brakes hold until its first trajectory)."""
+        if self.jtc is not None:
+            if not self.jtc.trajectories and self.jtc._pending is None:
+                return None
+            q, qd = robot.positions()[self._jtc_rows], robot.velocities()[self._jtc_rows]
+            efforts = self.jtc.command(robot.time, 1.0 / self.p.rate, q, qd)
+            if self.jtc.trajectories > self._jtc_logged:
+                self._jtc_logged = self.jtc.trajectories
+                self.get_logger().info(f"trajectory {self._jtc_logged} started at simulated time {robot.time:.4f} s")
+            return efforts
         command = self._command
         if command is None or self.accepted_commands < self.p.release_after_commands:
             return None
@@ -166,6 +242,8 @@ class SimNode(Node):
         """Lockstep waits for a controller that has not started yet or is still sending; once its
         commands are stale the robot goes on without it (zero effort, or the last command held
         when command_timeout is 0), at full speed."""
+        if self.jtc is not None:
+            return False  # the controller is inside this loop
         command = self._command
         patience = self.p.command_timeout or STALE_CONTROLLER
         return command is None or robot.time - command[1] <= patience
@@ -174,7 +252,7 @@ class SimNode(Node):
     def _run(self) -> None:
         robot, p = self.robot, self.p
         dt = 1.0 / p.rate
-        start_wall = time.time()
+        start_wall = self._start_wall
         start_monotonic = time.monotonic()
         steps = 0
         released_at = None  # simulated time the brakes were released
@@ -184,9 +262,18 @@ class SimNode(Node):
                     break
                 if steps % p.publish_every == 0:
                     self._command_arrived.clear()
-                    self._publish(robot, start_wall)
+                    counts = (self._commands_received, self._answers)
+                    stamp = self._publish(robot, start_wall)
                     if not p.realtime and self._controller_expected(robot):
-                        if not self._command_arrived.wait(p.lockstep_timeout) and self._command is not None:
+                        if p.lockstep_answer_topic and self._command is not None:
+                            if not self._wait_for_the_answer(stamp, *counts):
+                                self.lockstep_timeouts += 1
+                                self.get_logger().error(
+                                    f"strict lockstep: no answer to the state of {stamp[0]}.{stamp[1]:09d} within "
+                                    f"{p.lockstep_timeout} s; stepping without it",
+                                    throttle_duration_sec=1.0,
+                                )
+                        elif not self._command_arrived.wait(p.lockstep_timeout) and self._command is not None:
                             self.lockstep_timeouts += 1
                 efforts = self._efforts_now(robot)
                 if efforts is None:
@@ -217,7 +304,7 @@ class SimNode(Node):
                 print(f"[rnea_sim] {summary}", file=sys.stderr, flush=True)
             self.finished.set()
 
-    def _publish(self, robot, start_wall: float) -> None:
+    def _publish(self, robot, start_wall: float) -> tuple[int, int]:
         sec, nanosec = divmod(round((start_wall + robot.time) * 1e9), 1_000_000_000)
         msg = JointState(
             name=robot.joint_names,
@@ -227,6 +314,8 @@ class SimNode(Node):
         )
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
         self.pub_states.publish(msg)
+        if self.pub_tap is not None:
+            self.pub_tap.publish(msg)
         if self.p.record_file:
             if len(self.record) < MAX_RECORDED:
                 state = (sec + nanosec * 1e-9, msg.position, msg.velocity, msg.effort)
@@ -245,6 +334,7 @@ class SimNode(Node):
             f, t = sensor.wrench.force, sensor.wrench.torque
             f.x, f.y, f.z, t.x, t.y, t.z = (float(x) for x in wrench)
             self.pub_sensor.publish(sensor)
+        return sec, nanosec
 
     def _publish_odometry(self, robot, stamp) -> None:
         position, quaternion, linear, angular = robot.base_state()

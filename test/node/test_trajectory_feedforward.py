@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.dynamics.trajectory import JointSpline, linear_efforts
 from rnea_ros.node.core import build_live_model
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import InvalidMessageError
-from rnea_ros.node.trajectory_feedforward import Trajectory, with_efforts
+from rnea_ros.node.trajectory_feedforward import with_efforts
 from rnea_ros.testing.reference import ARM_URDF, PinocchioReference
+from rnea_ros.trajectory import JointSpline, Trajectory, linear_efforts
 
 LIVE = build_live_model(ARM_URDF, Settings())
 ARM = LIVE.model

@@ -61,7 +61,12 @@ def test_only_the_simulation_imports_mujoco():
             assert path.parent.name == "simulation", f"{path.relative_to(PACKAGE)} imports mujoco"
 
 
-SHARED_PLUMBING = ("rnea_ros.node.subscription", "rnea_ros.node.ros_parameters", "rnea_ros.parameter_spec")
+SHARED_PLUMBING = (
+    "rnea_ros.node.subscription",
+    "rnea_ros.node.ros_parameters",
+    "rnea_ros.parameter_spec",
+    "rnea_ros.trajectory",  # the JTC's spline: the controller's interpolation, not the robot's dynamics
+)
 
 
 def test_simulation_imports_the_physics_and_ros_only():

@@ -20,6 +20,56 @@ from dataclasses import dataclass
 
 import numpy as np
 
+MAX_TRAJECTORY_POINTS = 100_000  # in a message, and after resampling
+
+
+class TrajectoryError(ValueError):
+    """A trajectory message that cannot be used whole; ``reason`` is its diagnostics key."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A JointTrajectory's content as arrays, in its own joint order (velocities, accelerations and
+    efforts None when its points do not all have them)."""
+
+    joint_names: list[str]
+    times: np.ndarray  # time_from_start [s]
+    positions: np.ndarray
+    velocities: np.ndarray | None = None
+    accelerations: np.ndarray | None = None
+    efforts: np.ndarray | None = None
+
+
+def trajectory_arrays(msg) -> Trajectory:
+    """A ``trajectory_msgs/JointTrajectory`` as arrays (read by attribute: no ROS import here):
+    positions for every point; velocities, accelerations and efforts for every point or for none."""
+    points, n = msg.points, len(msg.joint_names)
+    if not points or n == 0:
+        raise TrajectoryError("empty_trajectory", "the trajectory has no points or no joints")
+    if len(points) > MAX_TRAJECTORY_POINTS:
+        raise TrajectoryError("too_many_points", f"{len(points)} points, at most {MAX_TRAJECTORY_POINTS}")
+    shape = (len(points), n)
+    arrays = []
+    for field in ("positions", "velocities", "accelerations", "effort"):
+        sizes = {len(getattr(point, field)) for point in points}
+        if sizes == {0} and field != "positions":
+            arrays.append(None)
+        elif sizes == {n}:
+            values = np.array([x for point in points for x in getattr(point, field)], dtype=float).reshape(shape)
+            if not np.isfinite(values).all():
+                raise TrajectoryError("non_finite", f"the trajectory's {field} are not all finite")
+            arrays.append(values)
+        else:
+            raise TrajectoryError(
+                "wrong_length", f"{field}: {n} for every point" + ("" if field == "positions" else ", or none")
+            )
+    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
+    return Trajectory(list(msg.joint_names), times, *arrays)
+
 
 @dataclass(frozen=True)
 class JointSpline:
