@@ -67,6 +67,21 @@ def start(module: str, namespace: str, parameters: dict, folder: Path, env: dict
     return subprocess.Popen(command, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, text=True)
 
 
+def stop_all(sim: subprocess.Popen, controller: subprocess.Popen | None) -> None:
+    stop(sim)
+    if controller is not None:
+        stop(controller)
+
+
+def logs(folder: Path, namespace: str, controller, deadline: float, what: str) -> tuple[str, str]:
+    """The simulator's and the node's logs; TimeoutError (with the simulator's) when past ``deadline``."""
+    sim_log = (folder / f"{namespace}_simulation.log").read_text()
+    node_log = (folder / f"{namespace}_node.log").read_text() if controller is not None else ""
+    if time.monotonic() >= deadline:
+        raise TimeoutError(f"{what} did not finish in time:\n{sim_log[-2000:]}")
+    return sim_log, node_log
+
+
 def start_recorder(bag: Path, namespace: str, folder: Path, env: dict) -> subprocess.Popen:
     """The bag recorder in a process of its own, recording the simulator's tap as joint_states."""
     log = (folder / f"{namespace}_bag_recorder.log").open("w")
@@ -296,13 +311,8 @@ def run_closed_loop(
             publisher.close()
         bag_messages = stop_recorder(recorder, folder / f"{namespace}_bag_recorder.log") if recorder is not None else 0
         node.destroy_node()
-        stop(sim)
-        if controller is not None:
-            stop(controller)
-    sim_log = (folder / f"{namespace}_simulation.log").read_text()
-    node_log = (folder / f"{namespace}_node.log").read_text() if controller is not None else ""
-    if time.monotonic() >= deadline:
-        raise TimeoutError(f"the closed loop did not finish in {timeout} s:\n{sim_log[-2000:]}")
+        stop_all(sim, controller)
+    sim_log, node_log = logs(folder, namespace, controller, deadline, "the closed loop")
     data = np.load(record)
     stamps = data["stamp"]
     t0 = publisher.t0 if publisher is not None and publisher.t0 is not None else (stamps[0] if len(stamps) else 0.0)
@@ -413,13 +423,8 @@ def run_trajectory_loop(
                     paused = True
     finally:
         node.destroy_node()
-        stop(sim)
-        if controller is not None:
-            stop(controller)
-    sim_log = (folder / f"{namespace}_simulation.log").read_text()
-    node_log = (folder / f"{namespace}_node.log").read_text() if controller is not None else ""
-    if time.monotonic() >= deadline:
-        raise TimeoutError(f"the trajectory loop did not finish in {timeout} s:\n{sim_log[-2000:]}")
+        stop_all(sim, controller)
+    sim_log, node_log = logs(folder, namespace, controller, deadline, "the trajectory loop")
     started = re.search(r"trajectory 1 started at simulated time ([\d.]+) s", sim_log)
     if started is None:
         raise RuntimeError(f"the simulator never started a trajectory:\n{sim_log[-2000:]}\n{node_log[-2000:]}")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import rclpy
-import yaml
 
 from rnea_ros import RobotModel
 from rnea_ros.demo.closed_loop import planned_trajectory, run_trajectory_loop
+from rnea_ros.demo.demo import KD, KP, PAYLOAD, START, payload_corrections  # the demo's arm, gains and load
 from rnea_ros.demo.trajectories import fast_multisine
 from rnea_ros.testing.reference import ARM_URDF
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
@@ -21,10 +21,6 @@ from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ARM = RobotModel.from_urdf(ARM_URDF)
-START = [0.0, 1.0, 0.0, -1.5, 0.0, 1.5, 0.0, 0.02]
-KP = [600.0, 900.0, 250.0, 150.0, 12.0, 15.0, 1.0, 40.0]
-KD = [60.0, 90.0, 25.0, 15.0, 1.2, 1.5, 0.1, 4.0]
-PAYLOAD = {"payload_link": "tcp", "payload_mass": 2.0, "payload_com": [0.0, 0.0, 0.05], "payload_inertia": [0.004] * 3}
 SECONDS = 4.0
 
 
@@ -33,19 +29,6 @@ def ros():
     init_rclpy()
     yield
     rclpy.try_shutdown()
-
-
-def corrections_with_the_payload(tmp_path) -> str:
-    inertia = PAYLOAD["payload_inertia"]
-    payload = {
-        "link": PAYLOAD["payload_link"],
-        "mass": PAYLOAD["payload_mass"],
-        "com": PAYLOAD["payload_com"],
-        "inertia": {"ixx": inertia[0], "ixy": 0.0, "ixz": 0.0, "iyy": inertia[1], "iyz": 0.0, "izz": inertia[2]},
-    }
-    path = tmp_path / "corrections.yaml"
-    path.write_text(yaml.safe_dump({"version": 2, "joints": {}, "payload": payload}))
-    return str(path)
 
 
 def rms_degrees(run) -> np.ndarray:
@@ -65,7 +48,7 @@ def track(tmp_path, name: str, feedforward: bool, pause_node=None):
         "pid_d": KD,
         **PAYLOAD,
     }
-    node = {"robot_description": ARM_URDF, "corrections_file": corrections_with_the_payload(tmp_path)}
+    node = {"robot_description": ARM_URDF, "corrections_file": str(payload_corrections(tmp_path))}
     run = run_trajectory_loop(
         tmp_path, name, sim, node if feedforward else None, planned, ROS_ENV, pause_node=pause_node,
         reference=trajectory,
