@@ -187,3 +187,38 @@ def test_a_planners_trajectory_comes_back_with_every_points_effort(tmp_path):
                 break
         assert "rejected: missing_joints" in values, values
         assert int(values["trajectories answered"]) >= 1 and float(values["trajectory answer p99 [us]"]) > 0
+
+
+def test_commands_name_their_joints_and_diagnostics_name_the_command_source(tmp_path):
+    """effort_commands' layout labels the command joints in order; the /diagnostics status says what
+    the commands carry; string-array parameters left unset read as empty (no [''])."""
+    order = ["joint3", "joint1", "joint2", "joint4", "joint5", "joint6", "joint7", "finger_left_joint"]
+    parameters = {"robot_description": ARM_URDF, "command_joints": order, "command_source": "gravity"}
+    with running_node(tmp_path, "labelled", parameters, arm_client) as (_, client):
+        client.wait_until_serving()
+        client.efforts_at(np.zeros(ARM.nv), attempts=3)
+        assert client.spin_until(lambda: bool(client.commands), 5.0)
+        (dimension,) = client.commands[-1].layout.dim
+        assert dimension.label.split(",") == order and dimension.size == len(order)
+        client.latest_diagnostic_values()
+        assert client.diagnostics[-1].status[0].name == "rnea_node: gravity compensation"
+        from rcl_interfaces.msg import ParameterType
+        from rcl_interfaces.srv import DescribeParameters, GetParameters
+
+        answers = {}
+        for service, request in (
+            (GetParameters, GetParameters.Request(names=["contact_links"])),
+            (DescribeParameters, DescribeParameters.Request(names=["contact_links"])),
+        ):
+            caller = client.node.create_client(service, "/labelled/rnea_node/" + _snake(service.__name__))
+            assert caller.wait_for_service(timeout_sec=10.0)
+            future = caller.call_async(request)
+            assert client.spin_until(future.done, 10.0)
+            answers[service] = future.result()
+        (descriptor,) = answers[DescribeParameters].descriptors
+        assert descriptor.type == ParameterType.PARAMETER_STRING_ARRAY  # declared with its type ...
+        assert [list(v.string_array_value) for v in answers[GetParameters].values] in ([], [[]])  # ... and unset
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")

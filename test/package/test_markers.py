@@ -60,3 +60,14 @@ def test_domain_ids_are_in_the_safe_range_and_never_shared():
         check=True,
     )
     assert int(child.stdout) not in (first, second)  # held by this process: the child took another
+
+
+def test_scripts_test_runs_only_what_its_arguments_name():
+    """`scripts/test test/<file>` used to run the whole suite (it always passed `test` to pytest)."""
+    done = subprocess.run(
+        ["scripts/test", "--collect-only", "test/test_parameter_spec.py"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    collected = {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
+    assert collected == {"test/test_parameter_spec.py"}, collected
