@@ -15,7 +15,7 @@ This is why a feed-forward has to be computed on the JTC's own spline: between t
 
 from __future__ import annotations
 
-import itertools
+import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,20 +55,27 @@ def trajectory_arrays(msg) -> Trajectory:
     shape = (len(points), n)
     arrays = []
     for field in ("positions", "velocities", "accelerations", "effort"):
-        sizes = {len(getattr(point, field)) for point in points}
+        values = [_floats(getattr(point, field)) for point in points]
+        sizes = {len(v) for v in values}
         if sizes == {0} and field != "positions":
             arrays.append(None)
         elif sizes == {n}:
-            values = np.array([x for point in points for x in getattr(point, field)], dtype=float).reshape(shape)
-            if not np.isfinite(values).all():
+            block = np.concatenate(values).reshape(shape)
+            if not np.isfinite(block).all():
                 raise TrajectoryError("non_finite", f"the trajectory's {field} are not all finite")
-            arrays.append(values)
+            arrays.append(block)
         else:
-            raise TrajectoryError(
-                "wrong_length", f"{field}: {n} for every point" + ("" if field == "positions" else ", or none")
-            )
+            rule = "" if field == "positions" else ", or none"
+            raise TrajectoryError("wrong_length", f"{field}: {n} for every point{rule}")
     times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
     return Trajectory(list(msg.joint_names), times, *arrays)
+
+
+def _floats(values) -> np.ndarray:
+    """A message's float64[] field as an array: received ones are ``array.array('d')``, read in place."""
+    if isinstance(values, array.array) and values.typecode == "d":
+        return np.frombuffer(values, dtype=np.float64)
+    return np.asarray(values, dtype=float)
 
 
 @dataclass(frozen=True)
@@ -148,8 +155,9 @@ def resampling_times(times: np.ndarray, spacing: float) -> np.ndarray:
     """The original points' times and, between them, points ``spacing`` apart (at most)."""
     if not spacing > 0.0:
         raise ValueError(f"the resampling spacing must be > 0 s, got {spacing}")
-    pieces = [times[:1]]
-    for t0, t1 in itertools.pairwise(times):
-        count = max(1, int(np.ceil((t1 - t0) / spacing - 1e-6)))  # 1e-6: stamps' nanosecond rounding
-        pieces.append(t0 + (t1 - t0) * np.arange(1, count + 1) / count)
-    return np.concatenate(pieces)
+    times = np.asarray(times, dtype=float)
+    gaps = np.diff(times)
+    counts = np.maximum(1, np.ceil(gaps / spacing - 1e-6).astype(np.int64))  # 1e-6: stamps' nanosecond rounding
+    segment = np.repeat(np.arange(len(gaps)), counts)
+    step = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts) + 1  # 1 … count per segment
+    return np.concatenate([times[:1], times[segment] + gaps[segment] * step / counts[segment]])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import array
 import math
+import struct
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -176,3 +177,44 @@ def trajectory_message(header, result: FeedforwardTrajectory) -> JointTrajectory
         points.append(point)
     msg.points = points
     return msg
+
+
+def trajectory_cdr(header, result: FeedforwardTrajectory) -> bytes:
+    """``trajectory_message`` serialized directly (CDR, little endian), for ``Publisher.publish``:
+    building a thousand JointTrajectoryPoint objects costs ~7 ms in Python, writing their bytes well
+    under one. Field order and alignment of trajectory_msgs/JointTrajectory; checked against rclpy's
+    own serialization (``test/node/test_messages.py``)."""
+    out = bytearray(b"\x00\x01\x00\x00")  # encapsulation: CDR little endian; offsets below are after it
+
+    def align(size: int) -> None:
+        out.extend(b"\x00" * (-(len(out) - 4) % size))
+
+    def string(text: str) -> None:
+        data = text.encode("utf-8") + b"\x00"
+        align(4)
+        out.extend(struct.pack("<I", len(data)))
+        out.extend(data)
+
+    align(4)
+    out.extend(struct.pack("<iI", header.stamp.sec, header.stamp.nanosec))
+    string(header.frame_id)
+    align(4)
+    out.extend(struct.pack("<I", len(result.joint_names)))
+    for name in result.joint_names:
+        string(name)
+    align(4)
+    out.extend(struct.pack("<I", len(result.times)))
+    nanoseconds = np.round(result.times * 1e9).astype(np.int64)
+    seconds, rest = np.divmod(nanoseconds, 1_000_000_000)
+    columns = [np.ascontiguousarray(a, dtype="<f8") for a in (result.positions, result.velocities)]
+    columns += [np.ascontiguousarray(a, dtype="<f8") for a in (result.accelerations, result.efforts)]
+    length = struct.pack("<I", columns[0].shape[1])
+    for k in range(len(result.times)):
+        for column in columns:
+            align(4)
+            out.extend(length)
+            align(8)
+            out.extend(column[k].tobytes())
+        align(4)
+        out.extend(struct.pack("<iI", int(seconds[k]), int(rest[k])))
+    return bytes(out)

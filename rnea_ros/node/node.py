@@ -258,7 +258,7 @@ class RneaNode(Node):
                 "joint_trajectory before any robot model: not answered", throttle_duration_sec=1.0
             )
             return None
-        self.pub_trajectory.publish(messages.trajectory_message(msg.header, result))
+        self.pub_trajectory.publish(messages.trajectory_cdr(msg.header, result))  # bytes: 3x faster
         self.core.trajectory_times.add(time.perf_counter() - arrived)
         self.core.trajectories += 1
         return None
