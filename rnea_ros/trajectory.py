@@ -55,7 +55,7 @@ def trajectory_arrays(msg) -> Trajectory:
     shape = (len(points), n)
     arrays = []
     for field in ("positions", "velocities", "accelerations", "effort"):
-        values = [_floats(getattr(point, field)) for point in points]
+        values = [floats(getattr(point, field)) for point in points]
         sizes = {len(v) for v in values}
         if sizes == {0} and field != "positions":
             arrays.append(None)
@@ -71,7 +71,7 @@ def trajectory_arrays(msg) -> Trajectory:
     return Trajectory(list(msg.joint_names), times, *arrays)
 
 
-def _floats(values) -> np.ndarray:
+def floats(values) -> np.ndarray:
     """A message's float64[] field as an array: received ones are ``array.array('d')``, read in place."""
     if isinstance(values, array.array) and values.typecode == "d":
         return np.frombuffer(values, dtype=np.float64)

@@ -264,6 +264,10 @@ def run_closed_loop(
         sim_parameters["tap_topic"] = TAP
     if node_parameters is not None and not sim_parameters.get("realtime", True):
         sim_parameters.setdefault("lockstep_answer_topic", "feedforward_efforts")  # strict lockstep
+        if stop_node_after is None:
+            # the node is waited for while it converts the whole trajectory (~0.1 s of Python for
+            # 16,000 points): stepping on with stale commands meanwhile once threw a Solo12 on its slope
+            sim_parameters.setdefault("lockstep_timeout", 0.25)
     if run_for > 0.0:
         sim_parameters["duration"] = 0.0  # stopped here, by trajectory time
     node = Node("trajectory_publisher", namespace=namespace)
