@@ -217,7 +217,7 @@ class SimNode(Node):
         """The command in force, zeros when it is stale; None while the brakes hold. With the JTC
         stand-in: its command of this step (the brakes hold until its first trajectory)."""
         if self.jtc is not None:
-            if not self.jtc.trajectories and self.jtc._pending is None:
+            if not self.jtc.has_trajectory:
                 return None
             q, qd = robot.positions()[self._jtc_rows], robot.velocities()[self._jtc_rows]
             efforts = self.jtc.command(robot.time, 1.0 / self.p.rate, q, qd)

@@ -48,8 +48,9 @@ class TrajectoryController:
         self.trajectories = 0  # taken
 
     @property
-    def active(self) -> bool:
-        return self._spline is not None
+    def has_trajectory(self) -> bool:
+        """A trajectory was taken, or one waits for the next ``command``."""
+        return self.trajectories > 0 or self._pending is not None
 
     def receive(self, trajectory: Trajectory, start: float | None) -> None:
         """A new trajectory (its joints in any order; ``start``: its time 0, None: when first sampled).
