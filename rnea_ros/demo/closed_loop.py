@@ -48,6 +48,7 @@ from rnea_ros.node.subscription import DedicatedSubscription
 TAP = "joint_states_tap"  # the simulator's second writer of its states, for the bag (see rnea_sim's tap_topic)
 CHUNK = 60  # points per desired_accelerations message of a live source (rnea_play): 60 ms ahead at 1 kHz ...
 SEND_PERIOD = 0.01  # ... sent every 10 ms of wall time: a stall of up to 50 ms loses nothing
+STRICT_LOCKSTEP_TIMEOUT = 10.0  # s of wall time the simulator waits for one answer of the node
 LEAD = 1.0  # s between the node's first output and trajectory time 0: the whole trajectory reaches it first
 RESENDS = 3
 
@@ -105,6 +106,10 @@ def stop(process: subprocess.Popen, timeout: float = 10.0) -> int:
     except subprocess.TimeoutExpired:
         process.kill()
         return process.wait(timeout=timeout)
+
+
+class LockstepBrokenError(RuntimeError):
+    """The simulator stepped without the controller's answer: the run is not a lockstep run."""
 
 
 @dataclass
@@ -264,10 +269,9 @@ def run_closed_loop(
         sim_parameters["tap_topic"] = TAP
     if node_parameters is not None and not sim_parameters.get("realtime", True):
         sim_parameters.setdefault("lockstep_answer_topic", "feedforward_efforts")  # strict lockstep
-        if stop_node_after is None:
-            # the node is waited for while it converts the whole trajectory (~0.1 s of Python for
-            # 16,000 points): stepping on with stale commands meanwhile once threw a Solo12 on its slope
-            sim_parameters.setdefault("lockstep_timeout", 0.25)
+        # a busy machine may stall the node for a while (a collection, converting a 16,000-point
+        # trajectory): lockstep waits it out; a node that stops is seen gone within 0.1 s
+        sim_parameters.setdefault("lockstep_timeout", STRICT_LOCKSTEP_TIMEOUT)
     if run_for > 0.0:
         sim_parameters["duration"] = 0.0  # stopped here, by trajectory time
     node = Node("trajectory_publisher", namespace=namespace)
@@ -317,6 +321,8 @@ def run_closed_loop(
         node.destroy_node()
         stop_all(sim, controller)
     sim_log, node_log = logs(folder, namespace, controller, deadline, "the closed loop")
+    if "strict lockstep broken" in sim_log:
+        raise LockstepBrokenError(f"{namespace}: the simulator stepped without the node's answer\n{sim_log[-1500:]}")
     data = np.load(record)
     stamps = data["stamp"]
     t0 = publisher.t0 if publisher is not None and publisher.t0 is not None else (stamps[0] if len(stamps) else 0.0)

@@ -109,16 +109,17 @@ class RneaNode(Node):
         self.joint_states = DedicatedSubscription(
             self, JointState, "joint_states", self._on_joint_states, JOINT_STATES_DEPTH
         )
-        # the base state comes at joint_states' rate: served by its thread (see subscription.py)
+        # the base state and the F/T sensors come at joint_states' rate: served by its thread, each
+        # before the joint_states of the same wake-up (see subscription.py)
         self.joint_states.also_serve(Odometry, "base_odometry", self._on_odometry, 10)
         self.joint_states.also_serve(Imu, "imu", self._on_imu, 10)
-        self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
-        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, 10)
-        self.create_subscription(AccelStamped, "desired_base_acceleration", self._on_base_acceleration, 10)
         flipped = set(settings.flip_wrench_topics)
         for topic in settings.wrench_topics:
             sign = -1.0 if topic in flipped else 1.0
-            self.create_subscription(WrenchStamped, topic, lambda msg, s=sign: self._on_wrench(msg, s), 10)
+            self.joint_states.also_serve(WrenchStamped, topic, lambda msg, s=sign: self._on_wrench(msg, s), 10)
+        self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, 10)
+        self.create_subscription(AccelStamped, "desired_base_acceleration", self._on_base_acceleration, 10)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_timer(1.0, self._publish_diagnostics)
         self.joint_states.start()

@@ -230,8 +230,9 @@ SIM_PARAMETERS += (
         "",
         "Lockstep: a sensor_msgs/JointState topic on which the controller echoes the stamp of each state it "
         "answered (rnea_node's feedforward_efforts). With it lockstep is strict: each step waits for the answer "
-        "to the state just published and the command sent before it, and a missing answer is an error line and "
-        "a timeout counted; empty: each step waits for any command sent after the state.",
+        "to the state just published and the command sent before it, at most `lockstep_timeout`; a missing answer "
+        "is an error line and a timeout counted, and lockstep is suspended until the controller answers again "
+        "(at once when its writer is gone); empty: each step waits for any command sent after the state.",
         read_only=True,
     ),
     ParameterSpec(

@@ -47,6 +47,10 @@ DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
 PID_PARAMETERS = ("pid_p", "pid_i", "pid_d", "pid_i_clamp")
+START_WAIT = 0.05  # s of wall time a step waits for a controller that has not sent its first command
+# s of wall time without an answer after which the state is published again (same stamp) and the
+# controller's writer is looked for
+RESEND_AFTER = 0.1
 STALE_CONTROLLER = 0.1  # s of simulated time without commands after which lockstep stops waiting for them
 MAX_RECORDED = 3_600_000  # one hour at 1 kHz; later states are not recorded (with a warning)
 
@@ -61,6 +65,8 @@ class SimNode(Node):
         self.accepted_commands = 0
         self.zero_effort_steps = 0  # steps with a stale command (zero effort)
         self.lockstep_timeouts = 0
+        self.resent_states = 0  # strict lockstep: states published again for want of an answer
+        self._resendable: list[tuple] = []  # (publisher, message) of the newest state
         self.clipped = 0
         self.record: list[tuple] = []  # (stamp, q, qd, effort[, contact positions, wrenches]) per published state
         self._command = None  # (efforts, simulated time received)
@@ -77,6 +83,7 @@ class SimNode(Node):
         # its answers and commands (one of each per state it computed, commands first)
         self._answered: tuple[int, int] | None = None
         self._answers = self._commands_received = 0
+        self._suspended_since_answers: int | None = None  # strict lockstep suspended at this answer count
         if self.p.lockstep_answer_topic and not self.p.realtime:
             self.commands.also_serve(JointState, self.p.lockstep_answer_topic, self._on_answer, 100)
         self.jtc: TrajectoryController | None = None  # the joint_trajectory_controller stand-in, when chosen
@@ -165,6 +172,7 @@ class SimNode(Node):
         values = np.asarray(msg.data, dtype=float)
         if robot is None:
             return
+        self._commands_received += 1  # refused ones too: strict lockstep counts arrivals
         if len(values) != len(robot.command_joints):  # one log line per reason, each at most once a second
             self.refused_commands += 1
             joints = robot.command_joints
@@ -178,7 +186,6 @@ class SimNode(Node):
             return
         self._command = (values, robot.time)
         self.accepted_commands += 1
-        self._commands_received += 1
         self._command_arrived.set()
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
@@ -199,19 +206,51 @@ class SimNode(Node):
         self._answered = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         self._command_arrived.set()
 
-    def _wait_for_the_answer(self, stamp: tuple[int, int], commands: int, answers: int) -> bool:
+    def _wait_for_the_answer(self, stamp: tuple[int, int]) -> str:
         """Strict lockstep: until the controller has answered the state of ``stamp`` and every command
-        it sent before that answer has arrived (False after lockstep_timeout)."""
+        it sent before its answers has arrived (it sends one command, then one answer, per state).
+        Returns "answered", "stopped" (shut down), "gone" (no writer of the answer topic is left: the
+        controller stopped, which is not late) or "timeout" (lockstep_timeout)."""
         deadline = time.monotonic() + self.p.lockstep_timeout
         while True:
             answered = self._answered == stamp
-            if answered and self._commands_received - commands >= self._answers - answers:
-                return True
+            if answered and self._commands_received >= self._answers:
+                return "answered"
             remaining = deadline - time.monotonic()
-            if remaining <= 0.0 or self._stop.is_set():
-                return False
-            self._command_arrived.wait(remaining)
+            if self._stop.is_set():
+                return "stopped"
+            if remaining <= 0.0:
+                return "timeout"
+            if not self._command_arrived.wait(min(remaining, RESEND_AFTER)):
+                if self.count_publishers(self.p.lockstep_answer_topic) == 0:
+                    return "gone"
+                if not answered:  # the state or its answer lost (seen while readers match): once more
+                    self.resent_states += 1
+                    for publisher, message in self._resendable:
+                        publisher.publish(message)
             self._command_arrived.clear()
+
+    def _strict_lockstep(self, stamp: tuple[int, int]) -> None:
+        """Waits for the controller's answer; after a timeout, stops waiting until it answers again
+        (a controller that stalls once costs one lockstep_timeout, not one per step), loudly."""
+        if self._suspended_since_answers is not None:
+            if self._answers == self._suspended_since_answers:
+                return
+            self._suspended_since_answers = None
+            self.get_logger().warning("strict lockstep resumed: the controller answers again")
+        outcome = self._wait_for_the_answer(stamp)
+        if outcome in ("answered", "stopped"):
+            return
+        self._suspended_since_answers = self._answers
+        if outcome == "gone":
+            self.get_logger().warning("strict lockstep: the controller is gone; stepping without it")
+            return
+        self.lockstep_timeouts += 1
+        self._commands_received = max(self._commands_received, self._answers)  # a command lost: count afresh
+        self.get_logger().error(
+            f"strict lockstep broken: no answer to the state of {stamp[0]}.{stamp[1]:09d} within "
+            f"{self.p.lockstep_timeout} s; stepping without the controller until it answers again"
+        )
 
     def _efforts_now(self, robot) -> np.ndarray | None:
         """The command in force, zeros when it is stale; None while the brakes hold. With the JTC
@@ -262,18 +301,16 @@ class SimNode(Node):
                     break
                 if steps % p.publish_every == 0:
                     self._command_arrived.clear()
-                    counts = (self._commands_received, self._answers)
                     stamp = self._publish(robot, start_wall)
                     if not p.realtime and self._controller_expected(robot):
-                        if p.lockstep_answer_topic and self._command is not None:
-                            if not self._wait_for_the_answer(stamp, *counts):
-                                self.lockstep_timeouts += 1
-                                self.get_logger().error(
-                                    f"strict lockstep: no answer to the state of {stamp[0]}.{stamp[1]:09d} within "
-                                    f"{p.lockstep_timeout} s; stepping without it",
-                                    throttle_duration_sec=1.0,
-                                )
-                        elif not self._command_arrived.wait(p.lockstep_timeout) and self._command is not None:
+                        # strict once the robot moves: while the brakes hold, a controller still
+                        # gathering its inputs may leave states unanswered
+                        if p.lockstep_answer_topic and self._command is not None and released_at is not None:
+                            self._strict_lockstep(stamp)
+                        elif self._command is None:
+                            # no controller yet: it may not hear the first states (its reader matches late)
+                            self._command_arrived.wait(min(p.lockstep_timeout, START_WAIT))
+                        elif not self._command_arrived.wait(p.lockstep_timeout):
                             self.lockstep_timeouts += 1
                 efforts = self._efforts_now(robot)
                 if efforts is None:
@@ -296,7 +333,8 @@ class SimNode(Node):
             summary = (
                 f"simulated {robot.time:.3f} s in {steps} steps: {self.accepted_commands} commands taken, "
                 f"{self.refused_commands} refused, {self.zero_effort_steps} steps at zero effort (stale command), "
-                f"{self.lockstep_timeouts} lockstep waits timed out, {self.clipped} efforts clipped"
+                f"{self.lockstep_timeouts} lockstep waits timed out ({self.resent_states} states sent again), "
+                f"{self.clipped} efforts clipped"
             )
             if rclpy.ok(context=self.context):
                 self.get_logger().info(summary)
@@ -314,6 +352,7 @@ class SimNode(Node):
         )
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
         self.pub_states.publish(msg)
+        self._resendable = [(self.pub_states, msg)]
         if self.pub_tap is not None:
             self.pub_tap.publish(msg)
         if self.p.record_file:
@@ -334,12 +373,14 @@ class SimNode(Node):
             f, t = sensor.wrench.force, sensor.wrench.torque
             f.x, f.y, f.z, t.x, t.y, t.z = (float(x) for x in wrench)
             self.pub_sensor.publish(sensor)
+            self._resendable.append((self.pub_sensor, sensor))
         return sec, nanosec
 
     def _publish_odometry(self, robot, stamp) -> None:
         position, quaternion, linear, angular = robot.base_state()
         odometry = Odometry(child_frame_id=robot.base_link)
         odometry.header.stamp, odometry.header.frame_id = stamp, "world"
+        self._resendable.append((self.pub_odometry, odometry))
         pose, twist = odometry.pose.pose, odometry.twist.twist
         pose.position.x, pose.position.y, pose.position.z = (float(x) for x in position)
         o = pose.orientation
