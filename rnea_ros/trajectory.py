@@ -16,6 +16,7 @@ This is why a feed-forward has to be computed on the JTC's own spline: between t
 from __future__ import annotations
 
 import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,31 +45,52 @@ class Trajectory:
     efforts: np.ndarray | None = None
 
 
+FIELDS = ("positions", "velocities", "accelerations", "effort")  # a JointTrajectoryPoint's arrays
+
+
 def trajectory_arrays(msg) -> Trajectory:
     """A ``trajectory_msgs/JointTrajectory`` as arrays (read by attribute: no ROS import here):
     positions for every point; velocities, accelerations and efforts for every point or for none."""
-    points, n = msg.points, len(msg.joint_names)
-    if not points or n == 0:
-        raise TrajectoryError("empty_trajectory", "the trajectory has no points or no joints")
+    points = msg.points
     if len(points) > MAX_TRAJECTORY_POINTS:
         raise TrajectoryError("too_many_points", f"{len(points)} points, at most {MAX_TRAJECTORY_POINTS}")
-    shape = (len(points), n)
+    fields = {field: [floats(getattr(point, field)) for point in points] for field in FIELDS}
+    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
+    return checked_trajectory(list(msg.joint_names), times, fields)
+
+
+def checked_trajectory(
+    joint_names: list[str], times: np.ndarray, fields: Mapping[str, np.ndarray | Sequence[np.ndarray]]
+) -> Trajectory:
+    """The trajectory of points given field by field (an (N, L) array, or one array per point), or
+    TrajectoryError: positions for every point; velocities, accelerations, efforts for all or none."""
+    n = len(joint_names)
+    if len(times) == 0 or n == 0:
+        raise TrajectoryError("empty_trajectory", "the trajectory has no points or no joints")
+    if len(times) > MAX_TRAJECTORY_POINTS:
+        raise TrajectoryError("too_many_points", f"{len(times)} points, at most {MAX_TRAJECTORY_POINTS}")
     arrays = []
-    for field in ("positions", "velocities", "accelerations", "effort"):
-        values = [floats(getattr(point, field)) for point in points]
-        sizes = {len(v) for v in values}
-        if sizes == {0} and field != "positions":
+    for field in FIELDS:
+        block = uniform_block(fields[field])
+        if block is not None and block.shape[1] == 0 and field != "positions":
             arrays.append(None)
-        elif sizes == {n}:
-            block = np.concatenate(values).reshape(shape)
+        elif block is not None and block.shape[1] == n:
             if not np.isfinite(block).all():
                 raise TrajectoryError("non_finite", f"the trajectory's {field} are not all finite")
             arrays.append(block)
         else:
             rule = "" if field == "positions" else ", or none"
             raise TrajectoryError("wrong_length", f"{field}: {n} for every point{rule}")
-    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
-    return Trajectory(list(msg.joint_names), times, *arrays)
+    return Trajectory(list(joint_names), np.asarray(times, dtype=float), *arrays)
+
+
+def uniform_block(values: np.ndarray | Sequence[np.ndarray]) -> np.ndarray | None:
+    """Per-point values as one (N, L) array; None when the points have different lengths."""
+    if isinstance(values, np.ndarray):
+        return values
+    if len({len(v) for v in values}) != 1:
+        return None
+    return np.stack(values)
 
 
 def floats(values) -> np.ndarray:

@@ -44,6 +44,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.demo.trajectories import MultiSine
 from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.trajectory_cdr import write_joint_trajectory
 
 TAP = "joint_states_tap"  # the simulator's second writer of its states, for the bag (see rnea_sim's tap_topic)
 CHUNK = 60  # points per desired_accelerations message of a live source (rnea_play): 60 ms ahead at 1 kHz ...
@@ -167,17 +168,18 @@ def trajectory_chunk(joints: list[str], trajectory: MultiSine, stamp, t0: float,
     return trajectory_message(joints, start, offsets, *trajectory.at_times(start - t0 + offsets))
 
 
-def whole_trajectory(
-    joints: list[str], trajectory: MultiSine, t0: float, period: float, seconds: float
-) -> JointTrajectory:
+def whole_trajectory(joints: list[str], trajectory: MultiSine, t0: float, period: float, seconds: float) -> bytes:
     """The whole trajectory from its time 0 at the stamp ``t0`` [s] to ``seconds``, points ``period``
-    apart, as one stamped desired_accelerations message: sent once, ahead of the node. Its first
+    apart, as one stamped desired_accelerations message (its CDR bytes: tens of thousands of point
+    objects would keep this process's collector busy): sent once, ahead of the node. Its first
     point, ``period`` before time 0, is the start at rest: what the node holds until time 0 (the
     trajectory's own acceleration at 0 is not zero: 1 − cos starts at rest, not without force)."""
     offsets = np.arange(round(seconds / period) + 1) * period
     q, qd, qdd = trajectory.at_times(offsets)
     q, qd, qdd = np.vstack([q[:1], q]), np.vstack([qd[:1], qd]), np.vstack([np.zeros_like(qdd[:1]), qdd])
-    return trajectory_message(joints, t0 - period, np.concatenate([[0.0], offsets + period]), q, qd, qdd)
+    stamp = divmod(round((t0 - period) * 1e9), 1_000_000_000)
+    fields = {"positions": q, "velocities": qd, "accelerations": qdd}
+    return write_joint_trajectory(stamp, "", joints, np.concatenate([[0.0], offsets + period]), fields)
 
 
 class TrajectoryPublisher:

@@ -82,6 +82,8 @@ class RneaCore:
         self.corrections: Corrections | None = None
         self.clipped = 0  # command values clipped to the URDF's effort limits
         self._clipped_reported = 0
+        self.held_states = 0  # states answered with a stale unstamped desired point held (feedback)
+        self._held_reported = 0
         self.empty_velocity_seen = False
         self.waiting_for: list[str] = []
         self.residual_norm: float | None = None
@@ -172,6 +174,7 @@ class RneaCore:
             return None  # diagnostics say that no base state is fresh
         self.compute_times.add(time.perf_counter() - start)
         self.clipped += outputs.clipped
+        self.held_states += inputs.held
         if outputs.base_residual is not None:
             self.residual_norm = float(np.linalg.norm(outputs.base_residual))
         self.published += 1
@@ -285,12 +288,28 @@ class RneaCore:
                 f"{self.clipped - self._clipped_reported} effort_commands values clipped to the URDF's effort limits"
             )
             self._clipped_reported = self.clipped
+        values["states with the desired point held"] = str(self.held_states)
+        if self.unreported_held:
+            level = max(level, diagnostics.WARN)
+            notes.append(self.held_note())
+            self._held_reported = self.held_states
         new_rejections = self.rejections.new()
         if new_rejections:
             level = max(level, diagnostics.WARN)
             notes.append("rejected: " + ", ".join(f"{n} {reason}" for reason, n in sorted(new_rejections.items())))
         values.update({f"rejected: {reason}": str(n) for reason, n in sorted(self.rejections.totals().items())})
         return diagnostics.Report(level, "; ".join(notes), values)
+
+    @property
+    def unreported_held(self) -> int:
+        """States held (see ``held_note``) since the last report."""
+        return self.held_states - self._held_reported
+
+    def held_note(self) -> str:
+        return (
+            f"{self.unreported_held} states with the desired_accelerations point stale (older than "
+            "acceleration_timeout): its positions held at rest by the feedback"
+        )
 
     def _input_notes(self, live: LiveModel, settings: Settings, notes: list[str], values: dict[str, str]) -> int:
         level = diagnostics.OK

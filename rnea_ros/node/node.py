@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 import rclpy
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import AccelStamped, WrenchStamped
 from nav_msgs.msg import Odometry
@@ -24,7 +25,7 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray, Header, String
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.dynamics.corrections import CorrectionsError
@@ -36,6 +37,7 @@ from rnea_ros.node.settings import Settings, settings_from
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.subscription import DedicatedSubscription
 from rnea_ros.node.torques import Outputs
+from rnea_ros.trajectory import MAX_TRAJECTORY_POINTS
 
 DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -117,8 +119,10 @@ class RneaNode(Node):
         for topic in settings.wrench_topics:
             sign = -1.0 if topic in flipped else 1.0
             self.joint_states.also_serve(WrenchStamped, topic, lambda msg, s=sign: self._on_wrench(msg, s), 10)
-        self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
-        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, 10)
+        # raw: trajectories are read from their bytes with numpy (trajectory_cdr.py), 15x faster than
+        # rclpy's object per point, whose garbage the collector then stops the node to sweep
+        self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10, raw=True)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, 10, raw=True)
         self.create_subscription(AccelStamped, "desired_base_acceleration", self._on_base_acceleration, 10)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_timer(1.0, self._publish_diagnostics)
@@ -239,19 +243,20 @@ class RneaNode(Node):
     def _clock_seconds(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _on_desired(self, msg: JointTrajectory) -> None:
+    def _on_desired(self, data: bytes) -> None:
         self.core.inputs.received("desired_accelerations")
         try:
-            self.core.desired(*messages.desired_points(msg))
+            self.core.desired(*messages.desired_points(data))
         except InvalidMessageError as rejection:
             self._reject(rejection, "desired_accelerations")
 
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
+    def _on_trajectory(self, data: bytes) -> None:
         """A planner's trajectory, answered on feedforward_trajectory with every point's effort."""
         arrived = time.perf_counter()
         self.core.inputs.received("joint_trajectory")
         try:
-            result = self.core.trajectory(messages.trajectory_arrays(msg))
+            content = messages.read_trajectory(data, MAX_TRAJECTORY_POINTS, "joint_trajectory")
+            result = self.core.trajectory(messages.trajectory_arrays(content))
         except InvalidMessageError as rejection:
             return self._reject(rejection, "joint_trajectory")
         if result is None:
@@ -259,7 +264,8 @@ class RneaNode(Node):
                 "joint_trajectory before any robot model: not answered", throttle_duration_sec=1.0
             )
             return None
-        self.pub_trajectory.publish(messages.trajectory_cdr(msg.header, result))  # bytes: 3x faster
+        header = Header(stamp=Time(sec=content.stamp[0], nanosec=content.stamp[1]), frame_id=content.frame_id)
+        self.pub_trajectory.publish(messages.trajectory_cdr(header, result))  # bytes: 3x faster
         self.core.trajectory_times.add(time.perf_counter() - arrived)
         self.core.trajectories += 1
         return None
@@ -331,6 +337,8 @@ class RneaNode(Node):
     # --- diagnostics ---------------------------------------------------------------------------
     def _publish_diagnostics(self) -> None:
         self._explain_silence()
+        if self.core.unreported_held:  # before the report, which counts them reported
+            self.get_logger().warning(self.core.held_note())
         report = self.core.report(self._joint_states_publisher_note())
         status = DiagnosticStatus(
             level=bytes([report.level]),

@@ -105,9 +105,11 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         (),
         "Position gains of effort_commands [N·m/rad or N/m], one per command joint or one for all; empty: no feedback.",
         details="effort_commands = source + kp (q_d − q) + kd (q̇_d − q̇), clipped to each joint's URDF <limit "
-        "effort> (clipping is counted in /diagnostics). The feedback acts while a fresh desired_accelerations "
-        "point has positions and velocities (on the joints it names); with non-zero gains the feed-forward is "
-        "computed at that desired state.",
+        "effort> (clipping is counted in /diagnostics). The feedback acts once a desired_accelerations point "
+        "has positions and velocities (on the joints it names); with non-zero gains the feed-forward is "
+        "computed at that desired state. When the point goes stale (acceleration_timeout) or a stamped "
+        "trajectory ends, its positions are held at rest, as joint_trajectory_controller holds its last point "
+        "(a stale stream is a warning and counted in /diagnostics).",
     ),
     ParameterSpec("kd", "double_array", (), "Velocity gains of effort_commands [N·m·s/rad or N·s/m], as kp."),
     ParameterSpec(

@@ -130,6 +130,7 @@ class Inputs:
     qd_measured: np.ndarray | None = None
     q_desired: np.ndarray | None = None
     qd_desired: np.ndarray | None = None
+    held: bool = False  # the desired point is stale: its positions held at rest (with feedback)
 
 
 @dataclass(frozen=True, eq=False)
@@ -401,21 +402,29 @@ class LiveModel:
         q, qd, qdd = self.q, self.qd, self.zeros
         q_desired = qd_desired = None
         desired = self.desired
-        if desired is not None and self.desired_fresh(now, settings.acceleration_timeout):
+        held = False
+        if desired is not None:
             row = desired.row_at(self.newest_stamp)
-            qdd = desired.qdd[row]
-            if desired.q is not None:
-                q_desired, qd_desired = desired.q[row], desired.qd[row]
+            if self.desired_fresh(now, settings.acceleration_timeout):
+                qdd = desired.qdd[row]
+                if desired.q is not None:
+                    q_desired, qd_desired = desired.q[row], desired.qd[row]
+            elif settings.feedback and desired.q is not None:
+                # as joint_trajectory_controller holds its last point: the positions stay the
+                # target, at rest; dropping the feedback would let the robot fall. A stamped
+                # trajectory's end is expected; a stream of points that stops is worth a warning.
+                q_desired, held = desired.q[row], desired.times is None
+                qd_desired = np.where(np.isnan(desired.qd[row]), math.nan, 0.0)
             # with feedback, the feed-forward is that of the desired state (PD plus feed-forward)
             if (settings.use_desired_state or settings.feedback) and q_desired is not None:
                 q = np.where(np.isnan(q_desired), q, q_desired)
                 qd = np.where(np.isnan(qd_desired), qd, qd_desired)
         wrenches = self.fresh_wrenches(now, settings.wrench_timeout)
         if not self.floating:
-            return Inputs(q, qd, qdd, wrenches, None, None, self.q, self.qd, q_desired, qd_desired)
+            return Inputs(q, qd, qdd, wrenches, None, None, self.q, self.qd, q_desired, qd_desired, held)
         base = self.fresh_base(now, settings.base_timeout, q, qd)
         base_qdd = self._base_acceleration(now, settings.acceleration_timeout)
-        return Inputs(q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired)
+        return Inputs(q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired, held)
 
     def desired_fresh(self, now: float, timeout: float) -> bool:
         """An unstamped desired point is fresh for ``timeout`` after it arrived; a stamped trajectory

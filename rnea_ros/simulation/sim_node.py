@@ -37,7 +37,8 @@ from rnea_ros.node.ros_parameters import declare
 from rnea_ros.node.subscription import DedicatedSubscription
 from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings
 from rnea_ros.simulation.trajectory_controller import Gains, TrajectoryController
-from rnea_ros.trajectory import trajectory_arrays
+from rnea_ros.trajectory import MAX_TRAJECTORY_POINTS, checked_trajectory
+from rnea_ros.trajectory_cdr import read_joint_trajectory
 
 # ``physics`` (MuJoCo) is imported only once rclpy has loaded its middleware: with MuJoCo's
 # libraries loaded first, Fast DDS (these Jazzy wheels) served only one of two readers of a
@@ -89,7 +90,7 @@ class SimNode(Node):
         self.jtc: TrajectoryController | None = None  # the joint_trajectory_controller stand-in, when chosen
         self.refused_trajectories = 0
         if self.p.controller == "joint_trajectory":
-            self.create_subscription(JointTrajectory, self.p.trajectory_topic, self._on_trajectory, 10)
+            self.create_subscription(JointTrajectory, self.p.trajectory_topic, self._on_trajectory, 10, raw=True)
         self._thread = threading.Thread(target=self._run, name="physics", daemon=True)
         self._start_wall = time.time()  # stamps are this wall-clock time plus the simulated time
         self._jtc_rows: list[int] = []
@@ -188,14 +189,16 @@ class SimNode(Node):
         self.accepted_commands += 1
         self._command_arrived.set()
 
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
-        """A trajectory for the JTC stand-in: it starts at its header.stamp (zero: on arrival)."""
+    def _on_trajectory(self, data: bytes) -> None:
+        """A trajectory for the JTC stand-in: it starts at its header.stamp (zero: on arrival). Read
+        from its bytes: building a Python object per point would hold the simulation loop back."""
         jtc, robot = self.jtc, self.robot
         if jtc is None or robot is None:
             return
         try:
-            trajectory = trajectory_arrays(msg)
-            stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            content = read_joint_trajectory(data, MAX_TRAJECTORY_POINTS)
+            trajectory = checked_trajectory(content.joint_names, content.time_from_start, content.fields)
+            stamp = content.stamp[0] + content.stamp[1] * 1e-9
             jtc.receive(trajectory, stamp - self._start_wall if stamp > 0.0 else None)
         except ValueError as error:
             self.refused_trajectories += 1

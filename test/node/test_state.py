@@ -64,6 +64,30 @@ def test_desired_point_maps_names_and_expires():
     assert not stale.qdd.any() and not stale.q.any()
 
 
+def test_with_feedback_a_stale_point_is_held_at_rest_and_a_trajectory_end_too():
+    """As joint_trajectory_controller holds its last point: positions kept, zero velocity and
+    acceleration; a stream of points that stops is flagged, a stamped trajectory's end is not."""
+    state = live()
+    state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=1.0, state_timeout=0.1)
+    q = np.linspace(0.1, 0.8, 8)
+    state.set_desired(NAMES[:7], np.ones(7), q[:7], np.full(7, 2.0), now=10.0)
+    settings = Settings(kp=[5.0], acceleration_timeout=0.1)
+    fresh, stale = state.inputs_now(10.05, settings), state.inputs_now(10.2, settings)
+    assert not fresh.held and fresh.qdd[:7].tolist() == [1.0] * 7 and fresh.qd_desired[0] == 2.0
+    assert stale.held and not stale.qdd.any()
+    assert stale.q_desired[:7].tolist() == q[:7].tolist() and math.isnan(stale.q_desired[7])
+    assert stale.qd_desired[:7].tolist() == [0.0] * 7 and math.isnan(stale.qd_desired[7])
+    assert stale.q[:7].tolist() == q[:7].tolist() and not stale.qd.any()  # the feed-forward's state
+    without_feedback = state.inputs_now(10.2, Settings(use_desired_state=True, acceleration_timeout=0.1))
+    assert without_feedback.q_desired is None and not without_feedback.held and not without_feedback.q.any()
+
+    times = np.array([1.0, 1.5])
+    state.set_desired(NAMES, np.ones((2, 8)), np.outer([1.0, 2.0], q), np.ones((2, 8)), now=11.0, times=times)
+    state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=3.0, state_timeout=0.1)
+    ended = state.inputs_now(11.0, settings)
+    assert not ended.held and ended.q_desired.tolist() == (2.0 * q).tolist() and not ended.qd_desired.any()
+
+
 def test_a_stamped_trajectory_gives_each_joint_state_the_point_of_its_stamp():
     state = live()
     times = np.array([100.000, 100.001, 100.002])
