@@ -1,7 +1,9 @@
 """rnea_node's answer to a planner's trajectory, in process: CDR bytes in (a raw subscription's) →
 arrays → efforts on the JTC's spline → CDR bytes out, for a 1,000-point 7-DoF trajectory (the
 example arm, 10 ms apart, no resampling needed), against rclpy's way, same run: the message
-deserialized into point objects, the answer built as point objects.
+deserialized into point objects, the answer built as point objects. Then over DDS: rnea_node in
+its own process answers the same trajectory ``--count`` times, one after the other, and its own
+measurement (arrival in its callback → answer published) is read from /diagnostics.
 
     python benchmarks/trajectory_answer.py [--count 1000]    # writes docs/figures/trajectory_answer.md
 """
@@ -9,19 +11,26 @@ deserialized into point objects, the answer built as point objects.
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
 from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros.demo.closed_loop import planned_trajectory
+from rnea_ros.demo.closed_loop import planned_trajectory, start, stop
 from rnea_ros.demo.demo import START
 from rnea_ros.demo.trajectories import fast_multisine
 from rnea_ros.node import messages
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.settings import Settings
+from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.figures import write_table
 from rnea_ros.testing.reference import ARM_URDF
 from rnea_ros.trajectory import MAX_TRAJECTORY_POINTS
@@ -55,11 +64,55 @@ def main() -> None:
         ms = np.array(seconds) * 1e3
         rows.append((label, len(ms), f"{np.percentile(ms, 50):.2f}", f"{np.percentile(ms, 99):.2f}", f"{ms.max():.2f}"))
         print(rows[-1])
+    rows.append(answered_by_the_node(received, args.count))
+    print(rows[-1])
     note = (
         f"{len(planned.points)} points, {len(names)} joints; trajectory_resampling {settings.trajectory_resampling} s."
     )
     header_row = ("answer", "trajectories", "p50 [ms]", "p99 [ms]", "max [ms]")
     print(f"wrote {write_table('trajectory_answer', 'benchmarks/trajectory_answer.py', header_row, rows, note)}")
+
+
+def answered_by_the_node(data: bytes, count: int) -> tuple:
+    """rnea_node (its own process, a private domain) answers ``data`` ``count`` times; its own
+    p50/p99/max from /diagnostics."""
+    env = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    os.environ.update(env)
+    rclpy.init()
+    folder = Path(tempfile.mkdtemp(prefix="trajectory_answer_"))
+    node_process = start("rnea_ros.node", "bench", {"robot_description": ARM_URDF}, folder, env)
+    planner = Node("planner", namespace="bench")
+    answers, latest = [0], {}
+    publisher = planner.create_publisher(JointTrajectory, "joint_trajectory", 10)
+    planner.create_subscription(
+        JointTrajectory, "feedforward_trajectory", lambda _: answers.__setitem__(0, answers[0] + 1), 10, raw=True
+    )
+    planner.create_subscription(
+        DiagnosticArray, "/diagnostics", lambda msg: latest.update({v.key: v.value for v in msg.status[0].values}), 10
+    )
+    try:
+        deadline = time.monotonic() + 60.0
+        while (publisher.get_subscription_count() == 0 or not planner.count_publishers("feedforward_trajectory")) and (
+            time.monotonic() < deadline
+        ):
+            rclpy.spin_once(planner, timeout_sec=0.1)
+        for k in range(count):
+            publisher.publish(data)
+            wait_until = time.monotonic() + 5.0
+            while answers[0] <= k and time.monotonic() < wait_until:
+                rclpy.spin_once(planner, timeout_sec=0.1)
+        wait_until = time.monotonic() + 10.0
+        while latest.get("trajectories answered") != str(count) and time.monotonic() < wait_until:
+            rclpy.spin_once(planner, timeout_sec=0.1)
+    finally:
+        planner.destroy_node()
+        stop(node_process)
+        rclpy.try_shutdown()
+    if latest.get("trajectories answered") != str(count):
+        raise RuntimeError(f"rnea_node answered {latest.get('trajectories answered')} of {count}: see {folder}")
+    print({k: v for k, v in latest.items() if k.startswith("collector")})
+    ms = [float(latest[f"trajectory answer {p} [us]"]) / 1e3 for p in ("p50", "p99", "max")]
+    return ("rnea_node over DDS (its /diagnostics)", count, *(f"{x:.2f}" for x in ms))
 
 
 if __name__ == "__main__":

@@ -158,13 +158,15 @@ class JointSpline:
             q = p0 + v0 * s + c2 * s**2 + c3 * s**3
             return q, v0 + 2.0 * c2 * s + 3.0 * c3 * s**2, 2.0 * c2 + 6.0 * c3 * s
         a0, a1 = self.accelerations[k], self.accelerations[k + 1]
+        # the JTC's quintic coefficients, with its common terms computed once
+        dp, a0T2, a1T2, v0T, v1T = p1 - p0, a0 * T**2, a1 * T**2, v0 * T, v1 * T
         c2 = 0.5 * a0
-        c3 = (-20.0 * p0 + 20.0 * p1 - 3.0 * a0 * T**2 + a1 * T**2 - 12.0 * v0 * T - 8.0 * v1 * T) / (2.0 * T**3)
-        c4 = (30.0 * p0 - 30.0 * p1 + 3.0 * a0 * T**2 - 2.0 * a1 * T**2 + 16.0 * v0 * T + 14.0 * v1 * T) / (2.0 * T**4)
-        c5 = (-12.0 * p0 + 12.0 * p1 - a0 * T**2 + a1 * T**2 - 6.0 * v0 * T - 6.0 * v1 * T) / (2.0 * T**5)
-        q = p0 + v0 * s + c2 * s**2 + c3 * s**3 + c4 * s**4 + c5 * s**5
-        qd = v0 + 2.0 * c2 * s + 3.0 * c3 * s**2 + 4.0 * c4 * s**3 + 5.0 * c5 * s**4
-        qdd = 2.0 * c2 + 6.0 * c3 * s + 12.0 * c4 * s**2 + 20.0 * c5 * s**3
+        c3 = (20.0 * dp - 3.0 * a0T2 + a1T2 - 12.0 * v0T - 8.0 * v1T) / (2.0 * T**3)
+        c4 = (-30.0 * dp + 3.0 * a0T2 - 2.0 * a1T2 + 16.0 * v0T + 14.0 * v1T) / (2.0 * T**4)
+        c5 = (12.0 * dp - a0T2 + a1T2 - 6.0 * v0T - 6.0 * v1T) / (2.0 * T**5)
+        q = p0 + s * (v0 + s * (c2 + s * (c3 + s * (c4 + s * c5))))  # Horner
+        qd = v0 + s * (2.0 * c2 + s * (3.0 * c3 + s * (4.0 * c4 + s * 5.0 * c5)))
+        qdd = 2.0 * c2 + s * (6.0 * c3 + s * (12.0 * c4 + s * 20.0 * c5))
         return q, qd, qdd
 
 

@@ -77,6 +77,7 @@ class RneaCore:
         self.rejections = diagnostics.Rejections()
         self.compute_times = diagnostics.ComputeTimes()
         self.trajectory_times = diagnostics.ComputeTimes()  # joint_trajectory arrival → its answer
+        self.collector_pauses = diagnostics.CollectorPauses()  # started by the node: gc is process-wide
         self.trajectories = 0  # answered
         self.published = 0
         self.corrections: Corrections | None = None
@@ -263,6 +264,7 @@ class RneaCore:
         values = {"model joints": str(live.n if live else 0), "published": str(self.published)}
         values.update(self.inputs.report())
         values.update(self.compute_times.values())
+        values.update(self.collector_pauses.values())
         if self.trajectories:
             values["trajectories answered"] = str(self.trajectories)
             answer = {

@@ -29,7 +29,7 @@ from std_msgs.msg import Float64MultiArray, Header, String
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.dynamics.corrections import CorrectionsError
-from rnea_ros.node import messages, ros_parameters
+from rnea_ros.node import diagnostics, messages, ros_parameters
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.loader import ModelLoader
 from rnea_ros.node.parameters import NODE_PARAMETERS
@@ -385,12 +385,15 @@ def main(args=None) -> None:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     rclpy.init(args=args)
     node = RneaNode()
+    diagnostics.freeze_the_heap()
+    node.core.collector_pauses.start()
     try:
         if node.fatal_error is None:
             rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        node.core.collector_pauses.stop()
         fatal = node.fatal_error
         node.destroy_node()
         rclpy.try_shutdown()

@@ -66,6 +66,7 @@ SHARED_PLUMBING = (
     "rnea_ros.node.ros_parameters",
     "rnea_ros.parameter_spec",
     "rnea_ros.trajectory",  # the JTC's spline: the controller's interpolation, not the robot's dynamics
+    "rnea_ros.trajectory_cdr",  # JointTrajectory read from its bytes
 )
 
 
