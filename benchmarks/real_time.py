@@ -1,7 +1,9 @@
 """Real time the way ros2_control runs it, on three robots: rnea_sim's joint_trajectory_controller
-stand-in (PID inside its 1 kHz step loop) with and without the trajectory's efforts from rnea_node.
+stand-in (PID inside its 1 kHz step loop) with and without the trajectory's efforts from rnea_node,
+the same in lockstep, and beside them rnea_node's own effort_commands loop over DDS in real time.
 
-    python benchmarks/real_time.py      # ~2 min; writes docs/figures/real_time.md
+    python benchmarks/real_time.py      # ~4 min; writes docs/figures/real_time.md and the README's table
+    python benchmarks/real_time.py --busy 2    # the same beside two spinning processes: real_time_busy_2.md
 
 A planner's fast multi-sine (points 0.1 s apart) on the example arm with a 2 kg payload known from
 corrections (the demo's), the UR5 and the Panda (example-robot-data; gains from rnea_gains at
@@ -10,7 +12,10 @@ corrections (the demo's), the UR5 and the Panda (example-robot-data; gains from 
 
 from __future__ import annotations
 
+import argparse
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -20,11 +25,11 @@ import rclpy
 from rnea_ros import RobotModel
 from rnea_ros.analysis.gains import critically_damped_gains
 from rnea_ros.demo import demo
-from rnea_ros.demo.closed_loop import planned_trajectory, run_trajectory_loop
+from rnea_ros.demo.closed_loop import planned_trajectory, run_closed_loop, run_trajectory_loop
 from rnea_ros.demo.example_robot import example_arm_urdf
 from rnea_ros.demo.trajectories import fast_multisine
 from rnea_ros.testing.domain import reserve_domain_id
-from rnea_ros.testing.figures import write_table
+from rnea_ros.testing.figures import write_readme_table, write_table
 from rnea_ros.testing.reference import robot_urdf
 
 ENV = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
@@ -55,11 +60,27 @@ def robots(folder: Path):
         yield name, urdf, q0, kp.tolist(), kd.tolist(), {}, {}
 
 
+RUNS = (("pid", True, False), ("ff", True, True), ("ff lockstep", False, True))  # (label, realtime, feed-forward)
+
+
+def rms_degrees(run, joints: list[str]) -> np.ndarray:
+    error = run.tracking_error(joints)
+    return np.degrees(np.sqrt((error**2).mean(axis=0)))
+
+
+def span(values: np.ndarray, decimals: int) -> str:
+    return f"{values.min():.{decimals}f}–{values.max():.{decimals}f}"
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--busy", type=int, default=0, help="processes spinning beside the runs (a loaded machine)")
+    args = parser.parse_args()
     os.environ.update(ENV)
     rclpy.init()
     rows = []
     folder = Path(tempfile.mkdtemp(prefix="rnea_real_time_"))
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
         for name, urdf, start, kp, kd, sim_extra, node_extra in robots(folder):
             model = RobotModel.from_urdf(urdf)
@@ -68,29 +89,63 @@ def main() -> None:
             trajectory = fast_multisine(start, moving=moving, amplitude=0.2 if name.startswith("example") else 0.15)
             planned = planned_trajectory(names, trajectory, SECONDS, spacing=0.1)
             rms = {}
-            for feedforward in (False, True):
-                sim = {"robot_description": urdf, "realtime": True, "initial_positions": start.tolist(),
+            for label, realtime, feedforward in RUNS:
+                sim = {"robot_description": urdf, "realtime": realtime, "initial_positions": start.tolist(),
                        "duration": SECONDS + 0.2, "pid_p": kp, "pid_d": kd, **sim_extra}  # fmt: skip
                 node = {"robot_description": urdf, **node_extra} if feedforward else None
-                tag = f"{name.split()[0].lower()}_{int(feedforward)}"
+                tag = f"{name.split()[0].lower()}_{len(rms)}"
                 run = run_trajectory_loop(folder, tag, sim, node, planned, ENV, reference=trajectory)
-                error = run.tracking_error(names[:moving])
-                rms[feedforward] = np.degrees(np.sqrt((error**2).mean(axis=0)))
-            ratio = rms[False] / np.maximum(rms[True], 1e-12)
-            print(
-                f"{name}: PID alone {np.round(rms[False], 4)}; PID + feed-forward {np.round(rms[True], 4)}", flush=True
+                rms[label] = rms_degrees(run, names[:moving])
+            # rnea_node's effort_commands (inverse dynamics + PD) to a JointGroupEffortController: the
+            # feedback crosses DDS twice, real time
+            sim = {"robot_description": urdf, "realtime": True, "initial_positions": start.tolist(),
+                   "duration": SECONDS, **sim_extra}  # fmt: skip
+            node = {"robot_description": urdf, "command_source": "inverse_dynamics", "kp": kp, "kd": kd, **node_extra}
+            tag = f"{name.split()[0].lower()}_commands"
+            run = run_closed_loop(folder, tag, sim, node, trajectory, names, ENV)
+            rms["commands"] = rms_degrees(run, names[:moving])
+            print(name, {label: np.round(value, 4).tolist() for label, value in rms.items()}, flush=True)
+            ratio = rms["pid"] / np.maximum(rms["ff"], 1e-12)
+            rows.append(
+                (
+                    name,
+                    span(rms["pid"], 3),
+                    span(rms["ff"], 4),
+                    f"{ratio.min():.0f}–{ratio.max():.0f}×",
+                    span(rms["ff lockstep"], 4),
+                    f"{(rms['ff'] / rms['ff lockstep']).max():.2f}",
+                    span(rms["commands"], 3),
+                )
             )
-            alone = f"{rms[False].min():.3f}–{rms[False].max():.3f}"
-            helped = f"{rms[True].min():.4f}–{rms[True].max():.4f}"
-            rows.append((name, alone, helped, f"{ratio.min():.0f}–{ratio.max():.0f}×"))
     finally:
+        for process in busy:
+            process.kill()
+            process.wait()
         rclpy.try_shutdown()
-    header = ("robot", "PID alone [°]", "PID + rnea_node's feed-forward [°]", "lower by")
-    note = (
-        f"RMS tracking error per joint (range over the moving joints), {SECONDS:g} s of a fast multi-sine "
-        "from a planner's points 0.1 s apart, rnea_sim in real time with its joint_trajectory_controller stand-in."
+    header = (
+        "robot",
+        "JTC: PID alone [°]",
+        "JTC: PID + rnea_node's feed-forward [°]",
+        "lower by",
+        "the same in lockstep [°]",
+        "real time / lockstep (worst joint)",
+        "effort_commands: PD + inverse dynamics over DDS [°]",
     )
+    note = (
+        f"RMS tracking error per joint (range over the moving joints), {SECONDS:g} s of a fast multi-sine, "
+        "rnea_sim in real time unless said. JTC: its joint_trajectory_controller stand-in (the PID in its "
+        "step loop) given a planner's points 0.1 s apart, their efforts filled by rnea_node ahead of time. "
+        "effort_commands: rnea_node closes the loop at joint_states' rate on the whole trajectory sent "
+        "ahead as desired_accelerations, to a JointGroupEffortController stand-in, same gains."
+    )
+    if args.busy:
+        note += f" With {args.busy} processes spinning beside the runs, on 2 cores."
+        print(f"wrote {write_table(f'real_time_busy_{args.busy}', 'benchmarks/real_time.py', header, rows, note)}")
+        return
     print(f"wrote {write_table('real_time', 'benchmarks/real_time.py', header, rows, note)}")
+    short = ("robot", "JTC: PID alone", "JTC: PID + rnea_node's efforts", "the same, lockstep", "effort_commands")
+    short_rows = [(row[0], row[1], row[2], row[4], row[6]) for row in rows]
+    print(f"wrote {write_readme_table('real_time', 'benchmarks/real_time.py', short, short_rows)}")
 
 
 if __name__ == "__main__":

@@ -11,12 +11,21 @@ that link's frame::
               inertia: {ixx: 0.002, ixy: 0.0, ixz: 0.0, iyy: 0.002, iyz: 0.0, izz: 0.001}}
 
 (mass [kg], centre of mass [m], inertia about the centre of mass [kg·m²]; it must be one a rigid
-body can have). Version 1 files (no payload) are read as they were.
+body can have). Version 3 ends with ``end: true``, the last key: a file caught while it is being
+written lacks it and is refused (``save_corrections`` also writes atomically). Versions 1 (no
+payload) and 2 are read as they were, without that protection.
+
+The file is read defensively: a regular file of at most ``MAX_FILE_BYTES`` (a FIFO or a device is
+refused without waiting on it), YAML without anchors, aliases or duplicate keys, numbers that are
+numbers (``true`` is not 1), each within ``MAX_VALUE`` (and a payload within ``MAX_PAYLOAD_MASS``):
+finite values that large only come from a broken tool, and would make the efforts overflow.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +38,11 @@ from rnea_ros.dynamics.payload import Inertial, consistency_problems
 if TYPE_CHECKING:
     from rnea_ros.dynamics.model import RobotModel
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+MAX_FILE_BYTES = 1 << 20  # 1 MiB: thousands of joints
+MAX_VALUE = 1e6  # |viscous|, |coulomb|, armature, |offset|, coulomb_width; payload com [m] and inertia
+MAX_PAYLOAD_MASS = 1e4  # kg
 INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 PARAMETERS = ("viscous", "coulomb", "armature", "offset")
 DEFAULT_COULOMB_WIDTH = 0.01  # rad/s: tanh(q̇ / width) is within 1 % of sign(q̇) beyond 2.6·width
@@ -66,11 +78,15 @@ class Corrections:
         if not isinstance(data, Mapping):
             raise CorrectionsError("corrections: expected a mapping with 'version' and 'joints'")
         version = data.get("version")
-        if version not in READABLE_VERSIONS:
+        if type(version) is not int or version not in READABLE_VERSIONS:
             raise CorrectionsError(f"corrections: version must be one of {READABLE_VERSIONS}, got {version!r}")
-        unknown = set(data) - {"version", "joints", "payload"}
+        unknown = set(data) - {"version", "joints", "payload", "end"}
         if unknown:
             raise CorrectionsError(f"corrections: unknown keys {sorted(unknown)}")
+        if version >= 3 and (data.get("end") is not True or list(data)[-1] != "end"):
+            raise CorrectionsError("corrections: no 'end: true' as the last key (a file cut short while written?)")
+        if version < 3 and "end" in data:
+            raise CorrectionsError("corrections: 'end' needs version 3")
         joints = data.get("joints")
         if not isinstance(joints, Mapping):
             raise CorrectionsError("corrections: 'joints' must map joint names to their parameters")
@@ -96,6 +112,7 @@ class Corrections:
                 "com": [float(x) for x in inertial.com],
                 "inertia": {k: float(I["xyz".index(k[1]), "xyz".index(k[2])]) for k in INERTIA_KEYS},
             }
+        data["end"] = True
         return data
 
     def check_joints(self, joint_names: Sequence[str], link_names: Sequence[str] | None = None) -> None:
@@ -132,21 +149,76 @@ class JointArrays:
 
 def load_corrections(path: str | Path) -> Corrections:
     """A corrections.yaml as ``Corrections`` (CorrectionsError with the reason otherwise)."""
+    text = read_small_file(path, MAX_FILE_BYTES, "corrections file")
+    return Corrections.from_dict(strict_yaml(text, f"corrections file '{path}'"))
+
+
+def read_small_file(path: str | Path, limit: int, what: str) -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes, read without blocking on a FIFO
+    or a device (they are refused); CorrectionsError otherwise."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise CorrectionsError(f"{what} '{path}': {error.strerror or error}") from error
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise CorrectionsError(f"{what} '{path}' is not a regular file")
+        if status.st_size > limit:
+            raise CorrectionsError(f"{what} '{path}' has {status.st_size} bytes, more than the {limit} allowed")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    except OSError as error:
+        raise CorrectionsError(f"{what} '{path}': {error.strerror or error}") from error
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:  # grew since the check
+        raise CorrectionsError(f"{what} '{path}' has more than the {limit} bytes allowed")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CorrectionsError(f"{what} '{path}' is not UTF-8 text") from error
+
+
+def strict_yaml(text: str, what: str) -> object:
+    """YAML without anchors and aliases (which expand: a few bytes can ask for gigabytes) and
+    without duplicate keys (one would silently win); CorrectionsError otherwise."""
     import yaml  # the file's format: the core itself does not need it
 
+    class StrictLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent) or getattr(self.peek_event(), "anchor", None):
+                raise CorrectionsError(f"{what}: YAML anchors and aliases are not allowed")
+            return super().compose_node(parent, index)
+
+        def construct_mapping(self, node, deep=False):
+            keys = [self.construct_object(key, deep=True) for key, _ in node.value]
+            duplicates = sorted({str(k) for k in keys if keys.count(k) > 1})
+            if duplicates:
+                raise CorrectionsError(f"{what}: keys given twice: {duplicates}")
+            return super().construct_mapping(node, deep)
+
     try:
-        with open(path, encoding="utf-8") as file:
-            data = yaml.safe_load(file)
-    except (OSError, yaml.YAMLError) as error:
-        raise CorrectionsError(f"corrections file '{path}': {error}") from error
-    return Corrections.from_dict(data)
+        return yaml.load(text, Loader=StrictLoader)
+    except yaml.YAMLError as error:
+        raise CorrectionsError(f"{what}: {error}") from error
 
 
 def save_corrections(corrections: Corrections, path: str | Path) -> None:
-    """Writes ``corrections`` as a corrections.yaml (the schema of this module's docstring)."""
+    """Writes ``corrections`` as a corrections.yaml (the schema of this module's docstring),
+    atomically: a reader sees the old file or the new one, never a part (CorrectionsError when the
+    file cannot be written)."""
     import yaml
 
-    Path(path).write_text(yaml.safe_dump(corrections.to_dict(), sort_keys=False), encoding="utf-8")
+    path = Path(path)
+    text = yaml.safe_dump(corrections.to_dict(), sort_keys=False)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise CorrectionsError(f"cannot write '{path}': {error.strerror or error}") from error
 
 
 @dataclass(frozen=True)
@@ -233,12 +305,9 @@ def _joint(name: str, values: object) -> JointCorrection:
         raise CorrectionsError(f"corrections: joint '{name}' has unknown parameters {sorted(unknown)}")
     numbers = {}
     for key, value in values.items():
-        try:
-            number = float(value)
-        except (TypeError, ValueError) as error:
-            raise CorrectionsError(f"corrections: joint '{name}' {key} is not a number: {value!r}") from error
-        if not math.isfinite(number):
-            raise CorrectionsError(f"corrections: joint '{name}' {key} is not finite")
+        number = _number(value, f"joint '{name}' {key}")
+        if abs(number) > MAX_VALUE:
+            raise CorrectionsError(f"corrections: joint '{name}' {key} = {number:g} is beyond ±{MAX_VALUE:g}")
         numbers[key] = number
     if numbers.get("coulomb_width", DEFAULT_COULOMB_WIDTH) <= 0.0:
         raise CorrectionsError(f"corrections: joint '{name}' coulomb_width must be > 0")
@@ -256,15 +325,25 @@ def _payload(values: object) -> Payload:
     com = values["com"]
     if not isinstance(com, Sequence) or isinstance(com, str) or len(com) != 3:
         raise CorrectionsError("corrections: payload com must be [x, y, z]")
-    try:
-        mass = float(values["mass"])
-        centre = np.array([float(x) for x in com])
-        I = {k: float(v) for k, v in inertia.items()}
-    except (TypeError, ValueError) as error:
-        raise CorrectionsError(f"corrections: payload values must be numbers ({error})") from error
+    mass = _number(values["mass"], "payload mass")
+    centre = np.array([_number(x, "payload com") for x in com])
+    I = {k: _number(v, f"payload inertia {k}") for k, v in inertia.items()}
+    if mass > MAX_PAYLOAD_MASS or np.abs(centre).max() > MAX_VALUE or max(map(abs, I.values())) > MAX_VALUE:
+        raise CorrectionsError(
+            f"corrections: the payload is beyond {MAX_PAYLOAD_MASS:g} kg, or its com or inertia beyond ±{MAX_VALUE:g}"
+        )
     matrix = np.array([[I["ixx"], I["ixy"], I["ixz"]], [I["ixy"], I["iyy"], I["iyz"]], [I["ixz"], I["iyz"], I["izz"]]])
     inertial = Inertial(mass, centre, matrix)
     problems = consistency_problems(inertial)
     if problems:
         raise CorrectionsError(f"corrections: the payload is not a rigid body: {'; '.join(problems)}")
     return Payload(str(values["link"]), inertial)
+
+
+def _number(value: object, what: str) -> float:
+    """A finite int or float (a YAML ``true`` is no number); CorrectionsError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CorrectionsError(f"corrections: {what} is not a number: {value!r}")
+    if not math.isfinite(value):
+        raise CorrectionsError(f"corrections: {what} is not finite")
+    return float(value)

@@ -108,7 +108,7 @@ def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
     """Links and joints of a URDF; ``strict`` refuses non-physical inertias instead of warning."""
     root = _parse_xml_safely(urdf_xml)
     _refuse_xacro(root)
-    effort_limits = _effort_limits(root)
+    effort_limits, limit_warnings = _effort_limits(root)
     joint_dynamics, dynamics_warnings = _joint_dynamics(root)
     _keep_what_the_dynamics_read(root)
     _check_size(root)
@@ -119,7 +119,7 @@ def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
         robot = urdf_parser.URDF.from_xml(root, path)
     except Exception as error:  # urdf_parser_py raises many types on bad input
         raise ModelError(f"invalid URDF: {error}") from error
-    warnings: list[str] = list(dynamics_warnings)
+    warnings: list[str] = [*limit_warnings, *dynamics_warnings]
     links = [_read_link(link, warnings, strict) for link in robot.links]
     joints = [_read_joint(joint) for joint in robot.joints]
     _check_unique("link", [link.name for link in links])
@@ -213,19 +213,26 @@ def _refuse_xacro(root: etree._Element) -> None:
                 raise _xacro_error(f"'{value[:60]}' in <{element.tag}>")
 
 
-def _effort_limits(root: etree._Element) -> dict[str, float]:
-    """Each joint's ``<limit effort>`` when it is a positive finite number (others: no limit).
-    Not part of the dynamics: read for whoever clips torques (the node, the simulator)."""
-    limits = {}
+def _effort_limits(root: etree._Element) -> tuple[dict[str, float], list[str]]:
+    """Each joint's ``<limit effort>`` when it is a positive finite number, and a warning for each
+    one given otherwise (0, negative, NaN, inf, not a number): no limit then. The simulator applies
+    the same rule (``rnea_ros/simulation/physics.py``). Not part of the dynamics: read for whoever
+    clips torques."""
+    limits, warnings = {}, []
     for joint in root.iterchildren("joint"):
-        limit = joint.find("limit")
-        try:
-            effort = float(limit.get("effort")) if limit is not None else math.nan
-        except (TypeError, ValueError):
+        limit, name = joint.find("limit"), joint.get("name")
+        text = limit.get("effort") if limit is not None else None
+        if text is None or not name:
             continue
-        if math.isfinite(effort) and effort > 0.0 and joint.get("name"):
-            limits[joint.get("name")] = effort
-    return limits
+        try:
+            effort = float(text)
+        except ValueError:
+            effort = math.nan
+        if math.isfinite(effort) and effort > 0.0:
+            limits[name] = effort
+        elif joint.get("type") not in ("fixed", "floating", "planar"):
+            warnings.append(f"joint '{name}': <limit effort='{text[:40]}'> is not a positive number: no effort limit")
+    return limits, warnings
 
 
 def _joint_dynamics(root: etree._Element) -> tuple[dict[str, tuple[float, float]], list[str]]:

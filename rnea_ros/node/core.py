@@ -116,7 +116,10 @@ class RneaCore:
     def set_corrections(self, path: str) -> None:
         """Loads a corrections file (empty path: none) and applies it to the live model; a file
         that cannot be used whole raises CorrectionsError and changes nothing."""
-        corrections = load_corrections(path) if path else None
+        self.apply_corrections(load_corrections(path) if path else None)
+
+    def apply_corrections(self, corrections: Corrections | None) -> None:
+        """``corrections`` on the live model; CorrectionsError (nothing changed) when they do not fit it."""
         live = self.live
         if live is not None:
             self._swap_in(live.rebound(live.bound.with_corrections(corrections)))
@@ -275,8 +278,8 @@ class RneaCore:
             if live.model.warnings:
                 level = diagnostics.WARN
                 notes.append(
-                    f"{len(live.model.warnings)} model warnings (non-physical inertia or broken mimic), e.g. "
-                    + live.model.warnings[0]
+                    f"{len(live.model.warnings)} model warnings (non-physical inertia, broken mimic, effort "
+                    f"limit ignored), e.g. {live.model.warnings[0]}"
                 )
                 values["model warnings"] = " | ".join(live.model.warnings[:20])
             if publisher_note:

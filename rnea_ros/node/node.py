@@ -28,7 +28,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, Header, String
 from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros.dynamics.corrections import CorrectionsError
+from rnea_ros.dynamics.corrections import Corrections, CorrectionsError, load_corrections
 from rnea_ros.node import diagnostics, messages, ros_parameters
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.loader import ModelLoader
@@ -186,31 +186,42 @@ class RneaNode(Node):
             return SetParametersResult(successful=False, reason=str(error))
         if "robot_description" in values and not settings.robot_description:
             return SetParametersResult(successful=False, reason="robot_description cannot be emptied at run time")
+        # everything checked before anything is applied: a set is applied whole or not at all
+        new_corrections = None
         if "corrections_file" in values:
             try:
-                self.core.set_corrections(settings.corrections_file)
+                new_corrections = (load_corrections(settings.corrections_file) if settings.corrections_file else None,)
             except CorrectionsError as error:
                 return SetParametersResult(successful=False, reason=f"{error} (previous corrections kept)")
         if "robot_description" in values or "gravity" in values:
-            return self._rebuild(settings, supersede="robot_description" in values)
+            return self._rebuild(settings, supersede="robot_description" in values, corrections=new_corrections)
         live = self.core.live
         if live is not None:
             try:
                 settings.check_gains(len(live.command_order))
             except ValueError as error:
                 return SetParametersResult(successful=False, reason=str(error))
+        if new_corrections is not None:
+            try:
+                self.core.apply_corrections(new_corrections[0])
+            except CorrectionsError as error:
+                return SetParametersResult(successful=False, reason=f"{error} (previous corrections kept)")
         return self._apply_settings(settings)
 
-    def _rebuild(self, settings: Settings, supersede: bool) -> SetParametersResult:
+    def _rebuild(
+        self, settings: Settings, supersede: bool, corrections: tuple[Corrections | None] | None = None
+    ) -> SetParametersResult:
         """A new description or gravity, built in turn with the loader (one build at a time) and
-        loaded before the answer. A new gravity rebuilds the newest model loaded; descriptions
-        still waiting are then built with it."""
+        loaded before the answer, with ``(new corrections,)`` when the same set changes them. A new
+        gravity rebuilds the newest model loaded; descriptions still waiting are then built with it."""
 
         def build() -> LiveModel | None:
             live = self.core.live
             description = settings.robot_description if supersede else (live.description if live else "")
             built = build_live_model(description, settings) if description else None
             self.core.settings = settings  # before the loader's next build, which reads it
+            if corrections is not None:
+                self.core.corrections = corrections[0]  # applied as the built model is loaded
             return built
 
         try:

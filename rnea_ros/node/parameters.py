@@ -97,7 +97,7 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         (),
         "Joint order of effort_commands (std_msgs/Float64MultiArray); empty: the model's order.",
         read_only=True,
-        details="Naming a joint the model lacks stops the node at start-up (exit code 1).",
+        details="Naming a joint the model lacks, or one twice, stops the node at start-up (exit code 1).",
     ),
     ParameterSpec(
         "kp",
@@ -202,5 +202,7 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         (0.0, 0.0, 0.0),
         "qp: the ground's normal [x, y, z] in the world frame at every contact link, or one triple per link "
         "in contact_links order (a slope, a wall); zeros: against gravity.",
+        details="Any length is normalised; a triple whose largest component is below 1e-9 (but not all zero) "
+        "is refused.",
     ),
 )

@@ -15,6 +15,7 @@ from rnea_ros.node.parameters import COMMAND_SOURCES, CONTACT_DISTRIBUTIONS, NOD
 from rnea_ros.parameter_spec import defaults, typed_values
 
 MAX_TOPICS = 32  # wrench topics: each is a subscription; a thousand would be a mistake, not a robot
+MIN_NORMAL = 1e-9  # a contact normal whose largest component is smaller gives no direction
 _DEFAULT = defaults(NODE_PARAMETERS)  # the one source of every default (and of every field's meaning)
 
 
@@ -74,6 +75,17 @@ class Settings:
                 f"contact_normals must be 3 finite numbers for every contact link, or 3 per link ({3 * links} "
                 f"values), got {list(self.contact_normals)}"
             )
+        for k in range(0, len(self.contact_normals), 3):
+            normal = self.contact_normals[k : k + 3]
+            if any(normal) and max(abs(x) for x in normal) < MIN_NORMAL:
+                raise ValueError(
+                    f"contact_normals: {list(normal)} is too small to give a direction (all zero: against gravity)"
+                )
+        for name in ("command_joints", "contact_links"):
+            names = getattr(self, name)
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(f"{name} lists {twice} more than once")
         if self.command_source not in COMMAND_SOURCES:
             raise ValueError(f"command_source must be one of {list(COMMAND_SOURCES)}, got '{self.command_source}'")
         if len(self.wrench_topics) > MAX_TOPICS:
@@ -99,7 +111,7 @@ class Settings:
             length, width = self.sole_size[2 * k : 2 * k + 2] if len(self.sole_size) > 2 else self.sole_size
             normal = self.contact_normals[3 * k : 3 * k + 3] if len(self.contact_normals) > 3 else self.contact_normals
             half = (length / 2, width / 2) if length > 0.0 and width > 0.0 else None
-            shapes.append((half, tuple(normal) if any(normal) else None))
+            shapes.append((half, _unit(normal) if any(normal) else None))
         return shapes
 
     def with_values(self, **values) -> Settings:
@@ -111,3 +123,11 @@ def settings_from(values: dict[str, object], base: Settings | None = None) -> Se
     """Settings from ROS parameter values (all, or only those that change, applied to ``base``);
     ValueError with the reason when one is not valid."""
     return (base or Settings()).with_values(**typed_values(NODE_PARAMETERS, values))
+
+
+def _unit(vector) -> tuple[float, float, float]:
+    """``vector`` scaled to length 1, without overflow or underflow on the way."""
+    largest = max(abs(x) for x in vector)
+    scaled = [x / largest for x in vector]
+    length = math.sqrt(sum(x * x for x in scaled))
+    return tuple(x / length for x in scaled)

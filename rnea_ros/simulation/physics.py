@@ -78,6 +78,7 @@ class UrdfJoint:
     mimics: str | None  # the joint it follows, for a <mimic> joint
     multiplier: float = 1.0  # q = multiplier · q_master + offset
     offset: float = 0.0
+    limit_text: str | None = None  # <limit effort> as written, when it is no positive number
 
 
 def _parse(urdf: str) -> etree._Element:
@@ -87,12 +88,26 @@ def _parse(urdf: str) -> etree._Element:
 
 def without_meshes(urdf: str) -> str:
     """The URDF without <visual> and without <collision> shapes that are meshes: MuJoCo would try to
-    load ``package://`` files it cannot find, and a fixed-base arm needs no collisions."""
+    load ``package://`` files it cannot find, and a fixed-base arm needs no collisions. Without the
+    ``<limit effort>`` values that limit nothing (``effort_limit``): MuJoCo refuses some of them."""
     root = _parse(urdf)
     for element in list(root.iter("visual", "collision")):
         if element.tag == "visual" or element.find("geometry/mesh") is not None:
             element.getparent().remove(element)
+    for limit in root.iter("limit"):
+        if limit.get("effort") is not None and math.isinf(effort_limit(limit.get("effort"))):
+            del limit.attrib["effort"]
     return etree.tostring(root, encoding="unicode")
+
+
+def effort_limit(text: str | None) -> float:
+    """A ``<limit effort>`` as the node reads it (``rnea_ros/dynamics/urdf.py``): a positive finite
+    number limits the joint; anything else (missing, 0, negative, NaN, inf, not a number) does not."""
+    try:
+        effort = float(text) if text is not None else math.inf
+    except ValueError:
+        return math.inf
+    return effort if math.isfinite(effort) and effort > 0.0 else math.inf
 
 
 def urdf_joints(urdf: str) -> list[UrdfJoint]:
@@ -103,14 +118,14 @@ def urdf_joints(urdf: str) -> list[UrdfJoint]:
         if joint.get("type") in ("fixed", "floating", "planar"):
             continue
         limit, mimic = joint.find("limit"), joint.find("mimic")
-        effort = math.inf
-        if limit is not None and limit.get("effort") is not None:
-            effort = float(limit.get("effort"))
+        text = limit.get("effort") if limit is not None else None
+        effort = effort_limit(text)
+        ignored = text if text is not None and math.isinf(effort) else None
         if mimic is None:
-            joints.append(UrdfJoint(joint.get("name"), effort, None))
+            joints.append(UrdfJoint(joint.get("name"), effort, None, limit_text=ignored))
         else:
             multiplier, offset = float(mimic.get("multiplier", "1")), float(mimic.get("offset", "0"))
-            joints.append(UrdfJoint(joint.get("name"), effort, mimic.get("joint"), multiplier, offset))
+            joints.append(UrdfJoint(joint.get("name"), effort, mimic.get("joint"), multiplier, offset, ignored))
     return joints
 
 
@@ -139,6 +154,11 @@ class SimRobot:
             raise ValueError(f"joints {unknown} are not independent movable joints of the URDF ({independent})")
         self.command_joints = list(command_joints or independent)
         limits = {j.name: j.effort_limit for j in joints}
+        self.warnings = [
+            f"joint '{j.name}': <limit effort='{j.limit_text[:40]}'> is not a positive number: no effort limit"
+            for j in joints
+            if j.limit_text is not None
+        ]
         self.effort_limits = np.array([limits[name] for name in self.command_joints])
         self.qpos_index = np.array([self._joint(name)[0] for name in self.joint_names])
         self.dof_index = np.array([self._joint(name)[1] for name in self.joint_names])

@@ -124,6 +124,8 @@ class SimNode(Node):
             where = f"a joint_trajectory_controller stand-in on '{self.resolve_topic_name(self.p.trajectory_topic)}'"
         else:
             where = f"commands on '{self.commands.topic_name}'"
+        for warning in self.robot.warnings:
+            self.get_logger().warning(warning)
         self.get_logger().info(
             f"simulating {len(self.robot.joint_names)} joints at {self.p.rate:.0f} Hz "
             f"({'real time' if self.p.realtime else 'lockstep'}); {where} for {joints}"

@@ -1,6 +1,7 @@
 """Figures for the documentation, written by the script that measures them: a Markdown table in
-``docs/figures/<name>.md`` headed with the script, the date and the machine. Never edited by hand:
-the docs include these files, so a figure in the docs is always one some run printed."""
+``docs/figures/<name>.md`` headed with the script, the date and the machine, and for the headline
+ones a shorter table in the README between ``<!-- figures: name -->`` and ``<!-- /figures -->``.
+Never edited by hand: a figure in the docs is always one some run printed."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import platform
 from collections.abc import Sequence
 from pathlib import Path
 
-FIGURES = Path(__file__).resolve().parents[2] / "docs" / "figures"
+ROOT = Path(__file__).resolve().parents[2]
+FIGURES = ROOT / "docs" / "figures"
 
 
 def machine() -> str:
@@ -32,8 +34,31 @@ def write_table(
     name: str, script: str, header: Sequence[str], rows: Sequence[Sequence[object]], note: str = ""
 ) -> Path:
     """Writes ``docs/figures/<name>.md`` and returns its path."""
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    path = FIGURES / f"{name}.md"
+    path.write_text("\n".join(_table(script, header, rows, note)) + "\n", encoding="utf-8")
+    return path
+
+
+def write_readme_table(
+    name: str, script: str, header: Sequence[str], rows: Sequence[Sequence[object]], note: str = ""
+) -> Path:
+    """Replaces the README's block ``<!-- figures: name -->`` … ``<!-- /figures -->`` with the table."""
+    path = ROOT / "README.md"
+    text = path.read_text(encoding="utf-8")
+    start, end = f"<!-- figures: {name} -->", "<!-- /figures -->"
+    before, found, rest = text.partition(start)
+    if not found or end not in rest:
+        raise ValueError(f"README.md has no block {start} … {end}")
+    after = rest.split(end, 1)[1]
+    block = "\n".join([start, *_table(script, header, rows, note), end])
+    path.write_text(before + block + after, encoding="utf-8")
+    return path
+
+
+def _table(script: str, header: Sequence[str], rows: Sequence[Sequence[object]], note: str) -> list[str]:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [
+    return [
         f"Measured by `{script}` on {now}; machine: {machine()}.",
         *(["", note] if note else []),
         "",
@@ -41,7 +66,3 @@ def write_table(
         "| " + " | ".join("---" for _ in header) + " |",
         *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows),
     ]
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    path = FIGURES / f"{name}.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path

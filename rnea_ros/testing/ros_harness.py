@@ -174,6 +174,14 @@ class Client:
         assert self.spin_until(future.done, 10.0)
         return future.result().results[0]
 
+    def set_parameters_atomically(self, values: dict, target: str | None = None) -> SetParametersResult:
+        """Sets ``values`` in one atomic request (``ros2 param load`` does), all or none."""
+        parameters = AsyncParameterClient(self.node, target or self.fully_qualified)
+        assert parameters.wait_for_services(10.0)
+        future = parameters.set_parameters_atomically([Parameter(k, value=v) for k, v in values.items()])
+        assert self.spin_until(future.done, 10.0)
+        return future.result().result
+
     def latest_diagnostic_values(self, timeout: float = 3.0) -> dict[str, str]:
         count = len(self.diagnostics)
         assert self.spin_until(lambda: len(self.diagnostics) > count, timeout), "no diagnostics"

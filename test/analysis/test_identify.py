@@ -124,7 +124,8 @@ def test_payload_corrections_are_checked():
     corrections.check_joints(ARM.joint_names, ARM.link_names)
     for change, words in (
         ({"version": 1}, "needs version 2"),
-        ({"version": 3}, "version"),
+        ({"version": 4}, "version"),
+        ({"version": 3}, "end: true"),
         ({"payload": {**good["payload"], "mass": -1.0}}, "mass"),
         ({"payload": {**good["payload"], "inertia": {**good["payload"]["inertia"], "izz": 0.01}}}, "triangle"),
         ({"payload": {**good["payload"], "com": [0.0, 0.0]}}, "com"),

@@ -106,14 +106,22 @@ def test_per_link_sole_sizes_and_normals_and_their_refusals():
     settings = Settings(
         contact_links=("a", "b"), sole_size=(0.2, 0.1, 0.0, 0.0), contact_normals=(0.0, 0.0, 2.0, 0.0, 0.0, 0.0)
     )
-    assert settings.contact_shapes() == [((0.1, 0.05), (0.0, 0.0, 2.0)), (None, None)]
+    assert settings.contact_shapes() == [((0.1, 0.05), (0.0, 0.0, 1.0)), (None, None)]  # normalised
     one_for_all = Settings(contact_links=("a", "b"), sole_size=(0.2, 0.1), contact_normals=(0.0, 1.0, 1.0))
-    assert one_for_all.contact_shapes() == [((0.1, 0.05), (0.0, 1.0, 1.0))] * 2
-    for wrong in (
-        {"sole_size": (0.2, 0.1, 0.3)},
-        {"sole_size": (0.2, -0.1)},
-        {"contact_normals": (0.0, 1.0)},
-        {"contact_normals": (0.0, 0.0, math.nan)},
+    half = math.sqrt(0.5)
+    for shape, normal in one_for_all.contact_shapes():
+        assert shape == (0.1, 0.05) and normal == pytest.approx((0.0, half, half), rel=1e-15)
+    for huge_or_tiny in ((0.0, 1e308, 1e308), (0.0, 1e-8, 1e-8)):  # overflow and underflow on the way
+        (_, normal), _ = Settings(contact_links=("a", "b"), contact_normals=huge_or_tiny).contact_shapes()
+        assert normal == pytest.approx((0.0, half, half), rel=1e-15)
+    for wrong, reason in (
+        ({"sole_size": (0.2, 0.1, 0.3)}, "sole_size"),
+        ({"sole_size": (0.2, -0.1)}, "sole_size"),
+        ({"contact_normals": (0.0, 1.0)}, "contact_normals"),
+        ({"contact_normals": (0.0, 0.0, math.nan)}, "contact_normals"),
+        ({"contact_normals": (0.0, 5e-324, 0.0)}, "too small"),  # subnormal: no direction
+        ({"contact_links": ("a", "a")}, "more than once"),
+        ({"command_joints": ("joint1", "joint2", "joint1")}, "more than once"),
     ):
-        with pytest.raises(ValueError):
-            Settings(contact_links=("a", "b"), **wrong)
+        with pytest.raises(ValueError, match=reason):
+            Settings(**{"contact_links": ("a", "b"), **wrong})

@@ -5,6 +5,7 @@ is published, and a bad description parameter that stops the node."""
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -14,6 +15,7 @@ import yaml
 from std_msgs.msg import String
 
 from rnea_ros import RobotModel
+from rnea_ros.dynamics.corrections import Corrections, JointCorrection, save_corrections
 from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF, PinocchioReference
 from rnea_ros.testing.ros_harness import ROOT, Client, NodeProcess, init_rclpy, running_node
 
@@ -78,10 +80,21 @@ def test_corrections_are_loaded_live_and_a_bad_file_keeps_the_previous_ones(tmp_
         expected[1] += 3.0 * 0.2 + 0.5  # viscous·q̇ + offset on joint2
         assert client.set_parameter("corrections_file", str(good)).successful
         np.testing.assert_allclose(client.efforts_at(q, qd, attempts=3), expected, rtol=1e-9, atol=1e-9)
-        for bad, why in ((partial, "corrections file"), (tmp_path / "missing.yaml", "No such file")):
+        fifo = tmp_path / "fifo.yaml"
+        os.mkfifo(fifo)  # nobody writes to it: a read would block the parameter service
+        for bad, why in (
+            (partial, "corrections file"),
+            (tmp_path / "missing.yaml", "No such file"),
+            (fifo, "not a regular file"),
+        ):
             result = client.set_parameter("corrections_file", str(bad))
             assert not result.successful and why in result.reason and "previous corrections kept" in result.reason
         np.testing.assert_allclose(client.efforts_at(q, qd, attempts=3), expected, rtol=1e-9, atol=1e-9)
+        other = tmp_path / "other.yaml"
+        save_corrections(Corrections({"joint2": JointCorrection(offset=-2.0)}), other)
+        result = client.set_parameters_atomically({"corrections_file": str(other), "kp": [1.0, 2.0]})  # 2 gains: wrong
+        assert not result.successful and "kp" in result.reason
+        np.testing.assert_allclose(client.efforts_at(q, qd, attempts=3), expected, rtol=1e-9, atol=1e-9)  # unchanged
 
 
 def test_corrections_given_at_start_up_with_the_description_on_the_topic(tmp_path):

@@ -140,3 +140,32 @@ def test_a_diverging_simulation_stops_instead_of_restarting_from_the_initial_sta
     sim.data.qvel[:] = 1e20  # thrown: huge Coriolis accelerations
     with pytest.raises(SimulationDivergedError, match=r"diverged at t = 0\.00"):
         sim.step(np.zeros(8))
+
+
+def test_one_effort_limit_rule_in_the_node_and_the_simulator():
+    """A positive finite <limit effort> limits the joint; 0, negative, NaN, inf or no number does not,
+    with a warning naming the joint, in the node's model and in the simulator alike."""
+    from lxml import etree
+
+    from rnea_ros.simulation.physics import SimRobot
+
+    written = {"joint1": "-5", "joint2": "nan", "joint3": "0", "joint4": "inf", "joint5": "abc", "joint6": "7.5"}
+    root = etree.fromstring(ARM_URDF.encode())
+    for joint in root.iterchildren("joint"):
+        if joint.get("name") in written:
+            joint.find("limit").set("effort", written[joint.get("name")])
+    urdf = etree.tostring(root, encoding="unicode")
+    model = RobotModel.from_urdf(urdf)
+    sim = SimRobot(urdf)
+    node_limits = dict(zip(model.joint_names, model.effort_limits, strict=True))
+    sim_limits = dict(zip(sim.command_joints, sim.effort_limits, strict=True))
+    for name, text in written.items():
+        expected = 7.5 if text == "7.5" else np.inf
+        assert node_limits[name] == sim_limits[name] == expected, name
+        warned_node = any(f"'{name}'" in w and "effort" in w for w in model.warnings)
+        warned_sim = any(f"'{name}'" in w for w in sim.warnings)
+        assert warned_node == warned_sim == (text != "7.5"), name
+    clipped, count = sim.clip(np.full(len(sim.command_joints), 100.0))
+    limited = np.isfinite(sim.effort_limits)  # joint6, and the joints this test left alone
+    assert count == limited.sum() and clipped[sim.command_joints.index("joint6")] == 7.5
+    assert np.all(clipped[~limited] == 100.0)
