@@ -18,9 +18,12 @@ start's wall-clock time plus the simulated time. Physics and publishing run on o
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import rclpy
@@ -53,6 +56,7 @@ START_WAIT = 0.05  # s of wall time a step waits for a controller that has not s
 # controller's writer is looked for
 RESEND_AFTER = 0.1
 STALE_CONTROLLER = 0.1  # s of simulated time without commands after which lockstep stops waiting for them
+RECORD_WRITE_WAIT = 120.0  # s the shutdown waits for the record to be written (an hour of states: seconds)
 MAX_RECORDED = 3_600_000  # one hour at 1 kHz; later states are not recorded (with a warning)
 
 
@@ -60,6 +64,9 @@ class SimNode(Node):
     def __init__(self) -> None:
         super().__init__("rnea_sim")
         self.p = SimSettings(**declare(self, SIM_PARAMETERS))
+        self.fatal_error = unwritable(self.p.record_file) if self.p.record_file else None
+        if self.fatal_error:
+            self.get_logger().fatal(f"record_file '{self.p.record_file}' cannot be written: {self.fatal_error}")
         self.robot = None  # physics.SimRobot once a description is built
         self.finished = threading.Event()
         self.refused_commands = 0
@@ -95,6 +102,8 @@ class SimNode(Node):
         self._start_wall = time.time()  # stamps are this wall-clock time plus the simulated time
         self._jtc_rows: list[int] = []
         self._jtc_logged = 0
+        if self.fatal_error:
+            return
         if self.p.robot_description:
             self._start(self.p.robot_description)
         else:
@@ -334,18 +343,20 @@ class SimNode(Node):
                 self.get_logger().fatal(f"simulation stopped: {error!r}")
             # else: shut down (Ctrl-C) between the loop's check and a publish: nothing went wrong
         finally:
-            self._write_record(robot)
-            summary = (
-                f"simulated {robot.time:.3f} s in {steps} steps: {self.accepted_commands} commands taken, "
-                f"{self.refused_commands} refused, {self.zero_effort_steps} steps at zero effort (stale command), "
-                f"{self.lockstep_timeouts} lockstep waits timed out ({self.resent_states} states sent again), "
-                f"{self.clipped} efforts clipped"
-            )
-            if rclpy.ok(context=self.context):
-                self.get_logger().info(summary)
-            else:  # shut down: the logger's copy to /rosout would fail with an error line of its own
-                print(f"[rnea_sim] {summary}", file=sys.stderr, flush=True)
-            self.finished.set()
+            try:
+                self._write_record(robot)
+                summary = (
+                    f"simulated {robot.time:.3f} s in {steps} steps: {self.accepted_commands} commands taken, "
+                    f"{self.refused_commands} refused, {self.zero_effort_steps} steps at zero effort (stale "
+                    f"command), {self.lockstep_timeouts} lockstep waits timed out ({self.resent_states} states "
+                    f"sent again), {self.clipped} efforts clipped"
+                )
+                if rclpy.ok(context=self.context):
+                    self.get_logger().info(summary)
+                else:  # shut down: the logger's copy to /rosout would fail with an error line of its own
+                    print(f"[rnea_sim] {summary}", file=sys.stderr, flush=True)
+            finally:
+                self.finished.set()  # whatever happened above: main must not wait forever
 
     def _publish(self, robot, start_wall: float) -> tuple[int, int]:
         sec, nanosec = divmod(round((start_wall + robot.time) * 1e9), 1_000_000_000)
@@ -407,20 +418,34 @@ class SimNode(Node):
                 "contact_position": np.array(columns[4] if self.record else ()),
                 "contact_wrench": np.array(columns[5] if self.record else ()),
             }
-        np.savez(
-            self.p.record_file,
-            joint_names=np.array(robot.joint_names),
-            stamp=np.array(columns[0]),
-            position=np.array(columns[1]),
-            velocity=np.array(columns[2]),
-            effort=np.array(columns[3]),
+        arrays = {
+            "joint_names": np.array(robot.joint_names),
+            "stamp": np.array(columns[0]),
+            "position": np.array(columns[1]),
+            "velocity": np.array(columns[2]),
+            "effort": np.array(columns[3]),
             **floating,
-        )
+        }
+        path = Path(self.p.record_file)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:  # atomically: an interrupted write leaves no half a file
+            with open(temporary, "wb") as file:
+                np.savez(file, **arrays)
+            os.replace(temporary, path)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            self._log_error(f"record_file '{path}' not written: {error.strerror or error}")
+
+    def _log_error(self, text: str) -> None:
+        if rclpy.ok(context=self.context):
+            self.get_logger().error(text)
+        else:  # shut down: the logger's copy to /rosout would fail
+            print(f"[rnea_sim] {text}", file=sys.stderr, flush=True)
 
     def destroy_node(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=2.0)
+            self._thread.join(timeout=RECORD_WRITE_WAIT)  # it writes the record as it ends
         self.commands.destroy()
         super().destroy_node()
 
@@ -434,18 +459,35 @@ def _per_joint(values, n: int, name: str) -> list[float]:
     return values
 
 
+def unwritable(record_file: str) -> str | None:
+    """Why ``record_file`` cannot be written (a file made and removed beside it), or None."""
+    path = Path(record_file)
+    if path.is_dir():
+        return "it is a directory"
+    probe = path.with_name(f".{path.name}.{os.getpid()}.probe")
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        return str(error.strerror or error)
+    return None
+
+
 def main(args=None) -> None:
     rclpy.init(args=args)
     node = SimNode()
+    terminated = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: terminated.set())  # stop as on Ctrl-C: the record written
     try:
-        while rclpy.ok() and not node.finished.is_set():
+        while rclpy.ok() and not node.finished.is_set() and not terminated.is_set() and node.fatal_error is None:
             rclpy.spin_once(node, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        fatal = node.fatal_error
         node.destroy_node()
         rclpy.try_shutdown()
-    sys.exit(0)
+    sys.exit(1 if fatal else 0)
 
 
 if __name__ == "__main__":
