@@ -20,6 +20,7 @@ from geometry_msgs.msg import AccelStamped, WrenchStamped
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from nav_msgs.msg import Odometry
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu, JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -69,7 +70,7 @@ def feed(core: RneaCore, fed: Fed, msg, sign: float = 1.0) -> None:
             if outputs is not None:
                 fed.outputs.append(outputs)
         elif isinstance(msg, JointTrajectory):
-            core.desired(*messages.desired_points(msg))
+            core.desired(*messages.desired_points(serialize_message(msg)))  # the node reads the bytes
         elif isinstance(msg, WrenchStamped):
             core.wrench(msg.header.frame_id, sign * messages.wrench_array(msg))
         elif isinstance(msg, Odometry):
@@ -309,3 +310,19 @@ def test_fuzzed_base_inputs(legged_core, inputs, q):
             for values_out in (out.tau, out.gravity, out.commands, out.base_residual, *out.contact_wrenches.values()):
                 assert np.all(np.isfinite(values_out))
         fed.outputs.clear()
+
+
+def test_finite_inputs_whose_efforts_overflow_are_refused_and_nothing_is_published():
+    core = RneaCore(ARM_SETTINGS)
+    core.load(build_live_model(ARM_URDF, ARM_SETTINGS))
+    fed = Fed()
+    names = list(ARM.joint_names)
+    state = JointState(name=names, position=[0.3] * len(names), velocity=[0.0] * len(names))
+    feed(core, fed, state)
+    assert len(fed.outputs) == 1
+    wrench = WrenchStamped()
+    wrench.header.frame_id = "tcp"
+    wrench.wrench.force.z = 1e308  # finite; its torques about the joints are not
+    feed(core, fed, wrench)
+    feed(core, fed, state)
+    assert len(fed.outputs) == 1 and fed.rejected == {"compute_error": 1}

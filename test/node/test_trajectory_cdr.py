@@ -13,7 +13,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.node import messages
 from rnea_ros.node.state import InvalidMessageError
-from rnea_ros.trajectory import FIELDS, TrajectoryError
+from rnea_ros.trajectory import FIELDS, MAX_TRAJECTORY_POINTS, TrajectoryError
 from rnea_ros.trajectory_cdr import read_joint_trajectory, write_joint_trajectory
 
 pytestmark = pytest.mark.ros
@@ -118,3 +118,18 @@ def test_written_bytes_are_what_rclpy_reads(points, joints, filled):
             np.testing.assert_array_equal(np.asarray(getattr(point, field)), fields[field][k])
         nanoseconds = round(times[k] * 1e9)
         assert (point.time_from_start.sec, point.time_from_start.nanosec) == divmod(nanoseconds, 1_000_000_000)
+
+
+def test_a_million_points_are_refused_before_anything_is_allocated_for_them():
+    """10⁶ points of one joint written as bytes (32 MB): refused at the documented caps, read no further."""
+    n_points = 1_000_000
+    data = write_joint_trajectory(
+        (1, 0), "", ["joint1"], np.arange(n_points) * 1e-3, {"accelerations": np.zeros((n_points, 1))}
+    )
+    for read in (
+        lambda: messages.desired_points(data),
+        lambda: messages.trajectory_arrays(messages.read_trajectory(data, MAX_TRAJECTORY_POINTS, "joint_trajectory")),
+    ):
+        with pytest.raises(InvalidMessageError) as error:
+            read()
+        assert error.value.reason == "too_many_points" and "1000000 points" in str(error.value)
