@@ -97,6 +97,10 @@ def without_meshes(urdf: str) -> str:
     for limit in root.iter("limit"):
         if limit.get("effort") is not None and math.isinf(effort_limit(limit.get("effort"))):
             del limit.attrib["effort"]
+    broken = broken_mimics(root)
+    for joint in root.iterchildren("joint"):
+        if joint.get("name") in broken:
+            joint.remove(joint.find("mimic"))
     return etree.tostring(root, encoding="unicode")
 
 
@@ -111,22 +115,43 @@ def effort_limit(text: str | None) -> float:
 
 
 def urdf_joints(urdf: str) -> list[UrdfJoint]:
-    """The movable joints of a URDF in file order, with their effort limit and mimic master."""
+    """The movable joints of a URDF in file order, with their effort limit and mimic master. As the
+    node's model reads them: a mimic of a joint the robot lacks leaves its joint independent (see
+    ``broken_mimics``); a multiplier or offset that is not a finite number is refused (ValueError)."""
     root = _parse(urdf)
+    broken = broken_mimics(root)
     joints = []
-    for joint in root.iterchildren("joint"):
-        if joint.get("type") in ("fixed", "floating", "planar"):
-            continue
-        limit, mimic = joint.find("limit"), joint.find("mimic")
+    for joint in _movable(root):
+        limit, mimic, name = joint.find("limit"), joint.find("mimic"), joint.get("name")
         text = limit.get("effort") if limit is not None else None
         effort = effort_limit(text)
         ignored = text if text is not None and math.isinf(effort) else None
-        if mimic is None:
-            joints.append(UrdfJoint(joint.get("name"), effort, None, limit_text=ignored))
-        else:
+        if mimic is None or name in broken:
+            joints.append(UrdfJoint(name, effort, None, limit_text=ignored))
+            continue
+        try:
             multiplier, offset = float(mimic.get("multiplier", "1")), float(mimic.get("offset", "0"))
-            joints.append(UrdfJoint(joint.get("name"), effort, mimic.get("joint"), multiplier, offset, ignored))
+        except ValueError as error:
+            raise ValueError(f"joint '{name}': <mimic> multiplier or offset is not a number") from error
+        if not (math.isfinite(multiplier) and math.isfinite(offset)):
+            raise ValueError(f"joint '{name}': <mimic> multiplier and offset must be finite")
+        joints.append(UrdfJoint(name, effort, mimic.get("joint"), multiplier, offset, ignored))
     return joints
+
+
+def _movable(root: etree._Element) -> list[etree._Element]:
+    return [j for j in root.iterchildren("joint") if j.get("type") not in ("fixed", "floating", "planar")]
+
+
+def broken_mimics(root: etree._Element) -> set[str]:
+    """The joints whose <mimic> names no movable joint of the robot: independent joints for the node
+    (``RobotModel``, with a warning), and so for the simulator."""
+    movable = {j.get("name") for j in _movable(root)}
+    return {
+        j.get("name")
+        for j in _movable(root)
+        if j.find("mimic") is not None and j.find("mimic").get("joint") not in movable
+    }
 
 
 class SimRobot:
@@ -158,6 +183,10 @@ class SimRobot:
             f"joint '{j.name}': <limit effort='{j.limit_text[:40]}'> is not a positive number: no effort limit"
             for j in joints
             if j.limit_text is not None
+        ]
+        self.warnings += [
+            f"joint '{name}': mimics a joint the robot does not have; the joint is independent"
+            for name in sorted(broken_mimics(_parse(urdf)))
         ]
         self.effort_limits = np.array([limits[name] for name in self.command_joints])
         self.qpos_index = np.array([self._joint(name)[0] for name in self.joint_names])

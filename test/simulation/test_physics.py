@@ -169,3 +169,29 @@ def test_one_effort_limit_rule_in_the_node_and_the_simulator():
     limited = np.isfinite(sim.effort_limits)  # joint6, and the joints this test left alone
     assert count == limited.sum() and clipped[sim.command_joints.index("joint6")] == 7.5
     assert np.all(clipped[~limited] == 100.0)
+
+
+@pytest.mark.parametrize(
+    "mimic", ['joint="no_such_joint"', 'joint="joint1" multiplier="nan"', 'joint="joint1" offset="x"']
+)
+def test_a_broken_mimic_is_the_same_robot_in_the_node_and_the_simulator(mimic):
+    """A mimic of a joint the robot lacks: an independent joint in both, with a warning; a multiplier
+    or offset that is no finite number: refused by both."""
+    from lxml import etree
+
+    from rnea_ros.dynamics.urdf import ModelError
+    from rnea_ros.simulation.physics import SimRobot
+
+    root = etree.fromstring(ARM_URDF.encode())
+    joint6 = next(j for j in root.iterchildren("joint") if j.get("name") == "joint6")
+    joint6.append(etree.fromstring(f"<mimic {mimic}/>"))
+    urdf = etree.tostring(root, encoding="unicode")
+    if "no_such_joint" in mimic:
+        model, sim = RobotModel.from_urdf(urdf), SimRobot(urdf)
+        assert sim.command_joints == list(model.joint_names) and "joint6" in sim.command_joints
+        assert any("joint6" in w for w in model.warnings) and any("joint6" in w for w in sim.warnings)
+        return
+    with pytest.raises(ModelError):
+        RobotModel.from_urdf(urdf)
+    with pytest.raises(ValueError, match="mimic"):
+        SimRobot(urdf)
