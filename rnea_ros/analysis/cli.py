@@ -135,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workers", type=int, default=2, help="fleet: local worker processes (default 2)")
     parser.add_argument("--scheduler", help="fleet: address of a Dask distributed scheduler (tcp://host:port)")
+    parser.add_argument(
+        "--scheduler-timeout", type=float, default=10.0, help="fleet: s to wait for the scheduler (default 10)"
+    )
     parser.add_argument("--urdf", type=Path, help="URDF or xacro file (default: the bag's /robot_description)")
     parser.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic in the bag")
     parser.add_argument("--wrench-topic", action="append", default=[], help="geometry_msgs/WrenchStamped topic")
@@ -228,7 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     if identification is not None:
         print(identification_table(identification))
         corrections_path = args.out / "corrections.yaml"
-        save_corrections(identification.corrections(), corrections_path)
+        try:
+            save_corrections(identification.corrections(), corrections_path)
+        except CorrectionsError as error:
+            print(f"rnea_analyze: {error}", file=sys.stderr)
+            return 2
         outputs.append(corrections_path)
     print("wrote " + ", ".join(str(p) for p in outputs))
     return 0
@@ -237,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
 def fleet_main(args: argparse.Namespace) -> int:
     """Several recordings of robots with one description: identified one by one (each a task),
     pooled, with a summary per recording that flags the ones that drift."""
-    from rnea_ros.analysis.fleet import RecordingTask, fleet_table, pooled, run_tasks
+    from rnea_ros.analysis.fleet import FailedRecording, RecordingTask, fleet_table, pooled, run_tasks
 
     try:
         description = load_description(args.urdf, args.recording[0])
@@ -252,11 +259,18 @@ def fleet_main(args: argparse.Namespace) -> int:
             for path in args.recording
         ]  # fmt: skip
         start = time.perf_counter()
-        results = run_tasks(tasks, args.workers, args.scheduler)
+        outcomes = run_tasks(tasks, args.workers, args.scheduler, args.scheduler_timeout)
         elapsed = time.perf_counter() - start
         args.out.mkdir(parents=True, exist_ok=True)
     except (RecordingError, ModelError, OSError, ImportError) as error:
         print(f"rnea_analyze: {error}", file=sys.stderr)
+        return 2
+    failed = [o for o in outcomes if isinstance(o, FailedRecording)]
+    results = [o for o in outcomes if not isinstance(o, FailedRecording)]
+    for failure in failed:
+        print(f"rnea_analyze: {failure.path} left out: {failure.reason}", file=sys.stderr)
+    if not results:
+        print("rnea_analyze: no recording of the fleet could be analysed", file=sys.stderr)
         return 2
     where = f"the Dask cluster at {args.scheduler}" if args.scheduler else f"{max(args.workers, 1)} local worker(s)"
     print(f"{len(results)} recordings, {sum(r.samples for r in results):,} samples, on {where} in {elapsed:.1f} s")
@@ -265,9 +279,15 @@ def fleet_main(args: argparse.Namespace) -> int:
     print("\npooled over the fleet:")
     print(identification_table(total))
     corrections_path = args.out / "corrections.yaml"
-    save_corrections(total.corrections(), corrections_path)
+    try:
+        save_corrections(total.corrections(), corrections_path)
+    except CorrectionsError as error:
+        print(f"rnea_analyze: {error}", file=sys.stderr)
+        return 2
     print(f"wrote {corrections_path}")
-    return 0
+    if failed:
+        print(f"{len(failed)} of {len(outcomes)} recordings left out (named above)")
+    return 1 if failed else 0
 
 
 def entry_point() -> None:

@@ -8,6 +8,7 @@ Dask (``dask[distributed]``) is an optional extra, imported only with a schedule
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,22 +67,62 @@ def analyze_recording(task: RecordingTask) -> RecordingResult:
     return RecordingResult(task.path, analysis.samples, identification)
 
 
-def run_tasks(tasks: list[RecordingTask], workers: int = 2, scheduler: str | None = None) -> list[RecordingResult]:
-    """Results in the order of ``tasks``: on ``workers`` local processes, or on the Dask cluster
-    at ``scheduler`` (``tcp://host:port``)."""
+@dataclass(frozen=True)
+class FailedRecording:
+    """A recording of the fleet that could not be analysed, and why (the others go on)."""
+
+    path: str
+    reason: str
+
+
+def analyze_or_fail(task: RecordingTask) -> RecordingResult | FailedRecording:
+    """``analyze_recording``, or why it failed: one corrupt recording must not stop a fleet."""
+    try:
+        return analyze_recording(task)
+    except Exception as error:  # any failure of one recording's reading or analysis
+        return FailedRecording(task.path, f"{type(error).__name__}: {str(error)[:300]}")
+
+
+def _connected(client_class, scheduler: str, timeout: float):
+    """A Dask client of ``scheduler``, or OSError within ``timeout`` seconds: ``Client(timeout=)``
+    waits forever on a port that accepts and never answers, so the connection is made on a daemon
+    thread that is left behind when it does not return in time."""
+    outcome: dict = {}
+
+    def connect() -> None:
+        try:
+            outcome["client"] = client_class(scheduler, timeout=timeout)
+        except Exception as error:  # whatever the connection raises, said below
+            outcome["error"] = error
+
+    thread = threading.Thread(target=connect, name="dask connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if "client" in outcome:
+        return outcome["client"]
+    why = outcome.get("error", "no answer")
+    raise OSError(f"no Dask scheduler answers at {scheduler} within {timeout:g} s: {why}")
+
+
+def run_tasks(
+    tasks: list[RecordingTask], workers: int = 2, scheduler: str | None = None, scheduler_timeout: float = 10.0
+) -> list[RecordingResult | FailedRecording]:
+    """Results in the order of ``tasks``, a ``FailedRecording`` for each that failed: on ``workers``
+    local processes, or on the Dask cluster at ``scheduler`` (``tcp://host:port``; OSError when it
+    does not answer within ``scheduler_timeout`` seconds)."""
     if scheduler:
         try:
             from distributed import Client
         except ImportError as error:
             raise ImportError("--scheduler needs Dask: pip install 'dask[distributed]'") from error
-        with Client(scheduler) as client:
-            return client.gather(client.map(analyze_recording, tasks, pure=False))
+        with _connected(Client, scheduler, scheduler_timeout) as client:
+            return client.gather(client.map(analyze_or_fail, tasks, pure=False))
     if workers <= 1:
-        return [analyze_recording(task) for task in tasks]
+        return [analyze_or_fail(task) for task in tasks]
     # spawned, not forked: a fork of a process whose numba kernels have started OpenMP threads
     # dies in the child (GNU OpenMP is not fork-safe)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(analyze_recording, tasks))
+        return list(pool.map(analyze_or_fail, tasks))
 
 
 def pooled(results: list[RecordingResult]) -> Identification:

@@ -23,6 +23,11 @@ import numpy as np
 DEFAULT_CHUNK = 50_000
 
 
+MAX_VALUE = 1e6  # |position| [rad, m], |velocity|, |effort| in a recording
+MAX_CSV_COLUMNS = 9_001  # time and 3 columns per joint, 3,000 joints
+MAX_CSV_CELLS = 10_000_000  # per read (80 MB of floats)
+
+
 class RecordingError(ValueError):
     """A recording that cannot be read (missing, truncated, wrong format, no joint data)."""
 
@@ -289,6 +294,8 @@ def read_csv(path: Path, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
         raise RecordingError(f"cannot read the CSV {path}: {error}") from error
     if not header or header[0].strip() != "time":
         raise RecordingError(f"{path}: the first column must be 'time' (header: {header[:5]})")
+    if len(header) > MAX_CSV_COLUMNS:
+        raise RecordingError(f"{path}: {len(header)} columns, at most {MAX_CSV_COLUMNS} (a robot of 3,000 joints)")
     columns = {name.strip(): k for k, name in enumerate(header)}
     names = [c[: -len(".position")] for c in columns if c.endswith(".position")]
     missing = [f"{n}.effort" for n in names if f"{n}.effort" not in columns]
@@ -298,13 +305,14 @@ def read_csv(path: Path, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
     q_cols = [columns[f"{n}.position"] for n in names]
     qd_cols = [columns[f"{n}.velocity"] for n in names] if has_velocity else []
     e_cols = [columns[f"{n}.effort"] for n in names]
+    rows = max(1, min(chunk, MAX_CSV_CELLS // len(header)))  # memory per read bounded, however wide
     with open(path) as f:
         f.readline()
         while True:
             try:
                 with warnings.catch_warnings():  # the read after the last full chunk finds no data
                     warnings.filterwarnings("ignore", "loadtxt: input contained no data")
-                    data = np.loadtxt(f, delimiter=",", max_rows=chunk, ndmin=2)
+                    data = np.loadtxt(f, delimiter=",", max_rows=rows, ndmin=2)
             except ValueError as error:
                 raise RecordingError(f"{path}: bad CSV row: {error}") from error
             if data.size == 0:
@@ -313,7 +321,7 @@ def read_csv(path: Path, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
             yield JointChunk(
                 names, data[:, 0], data[:, q_cols], data[:, qd_cols] if has_velocity else None, data[:, e_cols]
             )
-            if len(data) < chunk:
+            if len(data) < rows:
                 return
 
 
@@ -322,5 +330,22 @@ def open_recording(path: Path, topic: str, chunk: int = DEFAULT_CHUNK) -> Iterat
     if not path.exists():
         raise RecordingError(f"no such file or directory: {path}")
     if path.suffix.lower() == ".csv":
-        return read_csv(path, chunk)
-    return read_bag_joint_states(path, topic, chunk)
+        return plausible(read_csv(path, chunk), path)
+    return plausible(read_bag_joint_states(path, topic, chunk), path)
+
+
+def plausible(chunks: Iterator[JointChunk], path: Path) -> Iterator[JointChunk]:
+    """The chunks, or RecordingError at the first value beyond ±MAX_VALUE: no joint has a position
+    of 1e300 rad, a recorder that wrote one is broken (NaN is left to the analysis, which skips it)."""
+    for chunk in chunks:
+        for what, values in (("position", chunk.q), ("velocity", chunk.qd), ("effort", chunk.effort)):
+            if values is None:
+                continue
+            beyond = np.abs(np.nan_to_num(values, nan=0.0)) > MAX_VALUE
+            if beyond.any():
+                row, column = np.argwhere(beyond)[0]
+                raise RecordingError(
+                    f"{path}: {chunk.names[column]} {what} {values[row, column]:.3g} at t = {chunk.t[row]:.6f} s "
+                    f"is beyond ±{MAX_VALUE:g}: a broken recording"
+                )
+        yield chunk

@@ -18,7 +18,7 @@ from rclpy.node import Node
 from rnea_ros.node.subscription import DedicatedSubscription
 
 MAX_MESSAGES = 2_000_000  # ~30 min of 1 kHz joint_states
-DEPTH = 1000
+DEPTH = 10_000  # the simulator's tap keeps as many: a starved recorder catches up
 
 
 class BagRecorder:

@@ -98,10 +98,7 @@ class Corrections:
     def to_dict(self) -> dict:
         data = {
             "version": SCHEMA_VERSION,
-            "joints": {
-                name: {key: float(getattr(c, key)) for key in (*PARAMETERS, "coulomb_width")}
-                for name, c in self.joints.items()
-            },
+            "joints": {name: _given(c) for name, c in self.joints.items()},
         }
         if self.payload is not None:
             inertial = self.payload.inertial
@@ -347,3 +344,12 @@ def _number(value: object, what: str) -> float:
     if not math.isfinite(value):
         raise CorrectionsError(f"corrections: {what} is not finite")
     return float(value)
+
+
+def _given(correction: JointCorrection) -> dict[str, float]:
+    """A joint's parameters as the file writes them: only those that are not zero (a parameter
+    that was not identified is absent, not a number), the Coulomb width with a Coulomb term."""
+    values = {key: float(getattr(correction, key)) for key in PARAMETERS if getattr(correction, key) != 0.0}
+    if correction.coulomb != 0.0:
+        values["coulomb_width"] = float(correction.coulomb_width)
+    return values

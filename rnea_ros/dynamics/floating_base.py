@@ -24,6 +24,7 @@ class ImuReading:
     omega_imu: np.ndarray
     link: str
     received: float  # time.monotonic()
+    stamp: float = 0.0  # header.stamp [s]; 0: none
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class BaseState:
     v: np.ndarray
     source: str  # "base_odometry" or "imu"
     received: float  # time.monotonic()
+    stamp: float = 0.0  # header.stamp [s]; 0: none
 
 
 def base_state_from_imu(

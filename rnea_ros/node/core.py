@@ -221,17 +221,17 @@ class RneaCore:
                 raise
             raise InvalidMessageError("compute_error", f"the trajectory's efforts: {error}") from error
 
-    def wrench(self, link: str, wrench: np.ndarray) -> None:
+    def wrench(self, link: str, wrench: np.ndarray, stamp: float = 0.0) -> None:
         if (live := self.live) is not None:
-            live.set_wrench(link, wrench, time.monotonic())
+            live.set_wrench(link, wrench, time.monotonic(), stamp)
 
-    def odometry(self, q_base: np.ndarray, twist: np.ndarray, child_frame: str) -> None:
+    def odometry(self, q_base: np.ndarray, twist: np.ndarray, child_frame: str, stamp: float = 0.0) -> None:
         if (live := self._floating()) is not None:
-            live.set_odometry(q_base, twist, child_frame, time.monotonic())
+            live.set_odometry(q_base, twist, child_frame, time.monotonic(), stamp)
 
-    def imu(self, link: str, R_world_imu: np.ndarray, omega_imu: np.ndarray) -> None:
+    def imu(self, link: str, R_world_imu: np.ndarray, omega_imu: np.ndarray, stamp: float = 0.0) -> None:
         if (live := self._floating()) is not None:
-            live.set_imu(link, R_world_imu, omega_imu, time.monotonic())
+            live.set_imu(link, R_world_imu, omega_imu, time.monotonic(), stamp)
 
     def base_acceleration(self, frame: str, classical: np.ndarray) -> None:
         if (live := self._floating()) is not None:
@@ -342,10 +342,9 @@ class RneaCore:
             )
         if live.desired is not None and not live.desired_fresh(now, settings.acceleration_timeout):
             notes.append("desired_accelerations stale: zero accelerations used")
-        for link, (_, received) in sorted(live.wrenches.items()):
-            age = now - received
-            values[f"wrench '{link}' age [s]"] = f"{age:.3f}"
-            if age > settings.wrench_timeout:
+        for link, (_, received, stamp) in sorted(live.wrenches.items()):
+            values[f"wrench '{link}' age [s]"] = f"{now - received:.3f}"
+            if not live.fresh(stamp, received, now, settings.wrench_timeout):
                 notes.append(f"wrench on '{link}' expired")
         if live.floating:
             level = max(level, self._base_notes(live, settings, now, notes, values))

@@ -285,7 +285,7 @@ class RneaNode(Node):
         self.core.inputs.received("wrenches")
         frame = msg.header.frame_id
         try:
-            self.core.wrench(frame, sign * messages.wrench_array(msg))
+            self.core.wrench(frame, sign * messages.wrench_array(msg), messages.stamp_seconds(msg.header.stamp))
         except InvalidMessageError as rejection:
             if rejection.reason != "unknown_wrench_frame":
                 return self._reject(rejection, f"wrench on '{frame}'")
@@ -297,14 +297,16 @@ class RneaNode(Node):
     def _on_odometry(self, msg: Odometry) -> None:
         self.core.inputs.received("base_odometry")
         try:
-            self.core.odometry(*messages.odometry_base_state(msg), msg.child_frame_id)
+            self.core.odometry(
+                *messages.odometry_base_state(msg), msg.child_frame_id, messages.stamp_seconds(msg.header.stamp)
+            )
         except InvalidMessageError as rejection:
             self._reject(rejection, "base_odometry")
 
     def _on_imu(self, msg: Imu) -> None:
         self.core.inputs.received("imu")
         try:
-            self.core.imu(msg.header.frame_id, *messages.imu_reading(msg))
+            self.core.imu(msg.header.frame_id, *messages.imu_reading(msg), messages.stamp_seconds(msg.header.stamp))
         except InvalidMessageError as rejection:
             self._reject(rejection, "imu")
 

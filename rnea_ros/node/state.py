@@ -368,14 +368,16 @@ class LiveModel:
             model_q[:, model_rows], model_qd[:, model_rows] = q[:, message_rows], qd[:, message_rows]
         self.desired = Desired(model_qdd, model_q, model_qd, now, times)
 
-    def set_wrench(self, link: str, wrench: np.ndarray, now: float) -> None:
+    def set_wrench(self, link: str, wrench: np.ndarray, now: float, stamp: float = 0.0) -> None:
         if link not in self.links:
             raise InvalidMessageError(
                 "unknown_wrench_frame", f"wrench in frame '{link}', which is no link of the robot"
             )
-        self.wrenches = {**self.wrenches, link: (wrench, now)}
+        self.wrenches = {**self.wrenches, link: (wrench, now, stamp)}
 
-    def set_odometry(self, q_base: np.ndarray, v_base: np.ndarray, child_frame: str, now: float) -> None:
+    def set_odometry(
+        self, q_base: np.ndarray, v_base: np.ndarray, child_frame: str, now: float, stamp: float = 0.0
+    ) -> None:
         base_link = self.model.base_link
         if child_frame != base_link:
             raise InvalidMessageError(
@@ -383,12 +385,14 @@ class LiveModel:
                 f"base_odometry child_frame_id is '{child_frame}', but the twist must be in the "
                 f"robot's root link '{base_link}'",
             )
-        self.odometry = BaseState(q_base, v_base, "base_odometry", now)
+        self.odometry = BaseState(q_base, v_base, "base_odometry", now, stamp)
 
-    def set_imu(self, link: str, R_world_imu: np.ndarray, omega_imu: np.ndarray, now: float) -> None:
+    def set_imu(
+        self, link: str, R_world_imu: np.ndarray, omega_imu: np.ndarray, now: float, stamp: float = 0.0
+    ) -> None:
         if not self.model.carried_by_base(link):
             raise InvalidMessageError("imu_frame", f"frame '{link}' is not a link of the robot")
-        self.imu = ImuReading(R_world_imu, omega_imu, link, now)
+        self.imu = ImuReading(R_world_imu, omega_imu, link, now, stamp)
 
     def set_base_acceleration(self, frame: str, classical: np.ndarray, now: float) -> None:
         base_link = self.model.base_link
@@ -436,14 +440,24 @@ class LiveModel:
             return now - desired.received <= timeout
         return self.newest_stamp <= desired.times[-1] + timeout
 
+    def fresh(self, stamp: float, received: float, now: float, timeout: float) -> bool:
+        """Whether an input is fresh for the joint_states being computed: stamped, when it is at most
+        ``timeout`` older than their newest stamp (the clock of the data: a machine that stalls
+        both, or a lockstep simulation, does not age it); unstamped, by its receive time."""
+        if stamp > 0.0 and self.newest_stamp > 0.0:
+            return self.newest_stamp - stamp <= timeout
+        return now - received <= timeout
+
     def fresh_wrenches(self, now: float, timeout: float) -> dict[str, np.ndarray] | None:
-        fresh = {link: w for link, (w, received) in self.wrenches.items() if now - received <= timeout}
+        fresh = {
+            link: w for link, (w, received, stamp) in self.wrenches.items() if self.fresh(stamp, received, now, timeout)
+        }
         return fresh or None
 
     def base_source(self, now: float, timeout: float) -> str | None:
         """Odometry when fresh, else the IMU, else nothing to compute with."""
         for name, state in (("base_odometry", self.odometry), ("imu", self.imu)):
-            if state is not None and now - state.received <= timeout:
+            if state is not None and self.fresh(state.stamp, state.received, now, timeout):
                 return name
         return None
 
@@ -460,7 +474,7 @@ class LiveModel:
         q[7:], qd[BASE_DOFS:] = q_joints, qd_joints
         R_base_imu, omega_rel = self.model.link_rotation_in_base(reading.link, q, qd)
         q_base, v_base = base_state_from_imu(reading, R_base_imu, omega_rel)
-        return BaseState(q_base, v_base, "imu", reading.received)
+        return BaseState(q_base, v_base, "imu", reading.received, reading.stamp)
 
     def _base_acceleration(self, now: float, timeout: float) -> np.ndarray | None:
         """The fresh desired_base_acceleration (None: zero is used)."""

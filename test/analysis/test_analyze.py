@@ -195,3 +195,34 @@ def test_parquet_samples_hold_the_same_values_as_the_csv(tmp_path):
     from_csv = np.loadtxt(csv_lines[1:], delimiter=",")
     from_parquet = np.column_stack([table.column(k).to_numpy() for k in range(table.num_columns)])
     np.testing.assert_allclose(from_parquet, from_csv, atol=5e-7, rtol=0)  # the CSV keeps 6 decimals
+
+
+def test_hostile_recordings_and_outputs_are_messages_not_tracebacks(tmp_path, exact, capsys):
+    """A CSV 100,000 columns wide (once 37 GiB asked for), a position of 1e300, a corrections.yaml
+    that cannot be written: each an error line and exit code 2."""
+    (tmp_path / "arm.urdf").write_text(NOMINAL)
+    wide = tmp_path / "wide.csv"
+    wide.write_text("time," + ",".join(f"j{k}.position" for k in range(100_000)) + "\n0.0" + ",0.0" * 100_000 + "\n")
+    huge = write_csv(tmp_path / "huge.csv", exact)
+    lines = huge.read_text().splitlines()
+    cells = lines[500].split(",")
+    cells[1] = "1e300"
+    lines[500] = ",".join(cells)
+    huge.write_text("\n".join(lines) + "\n")
+    blocked = tmp_path / "blocked"
+    (blocked / "corrections.yaml").mkdir(parents=True)  # a folder where the file must go
+    recording = write_csv(tmp_path / "fine.csv", exact)
+    for args, words in (
+        ([str(wide), "--out", str(tmp_path / "out_wide")], "columns"),
+        ([str(huge), "--out", str(tmp_path / "out_huge")], "position"),
+        ([str(recording), "--identify", "--no-csv", "--out", str(blocked)], "cannot write"),
+    ):
+        assert main([*args, "--urdf", str(tmp_path / "arm.urdf")]) == 2, args
+        assert words in capsys.readouterr().err, args
+
+
+def test_what_was_not_identified_is_not_written_as_a_value():
+    from rnea_ros.dynamics.corrections import Corrections, JointCorrection
+
+    written = Corrections({"joint1": JointCorrection(offset=-0.046), "joint2": JointCorrection(coulomb=0.3)}).to_dict()
+    assert written["joints"] == {"joint1": {"offset": -0.046}, "joint2": {"coulomb": 0.3, "coulomb_width": 0.01}}

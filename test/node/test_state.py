@@ -269,3 +269,18 @@ def test_joint_states_that_name_no_model_joint_say_so(names, hint, recwarn):
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
     report = core.report()
     assert report.level >= 1 and "name none of the model's" in report.message  # WARN in /diagnostics
+
+
+def test_stamped_wrenches_age_with_the_joint_states_stamps_unstamped_ones_with_the_clock():
+    """A machine that stalls (or a lockstep simulation that waits) ages neither the state nor its
+    sensor: a stamped wrench is fresh while it is within wrench_timeout of the newest joint_states."""
+    state = live()
+    state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=100.0, state_timeout=0.1)
+    wrench = np.array([0.0, 0.0, -20.0, 0.0, 0.0, 0.0])
+    state.set_wrench("tcp", wrench, now=5.0, stamp=99.999)
+    assert "tcp" in state.fresh_wrenches(now=60.0, timeout=0.1)  # a minute of wall time later: fresh
+    state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=100.2, state_timeout=0.1)
+    assert state.fresh_wrenches(now=5.0, timeout=0.1) is None  # 0.2 s of the data's time: expired
+    state.set_wrench("tcp", wrench, now=5.0)  # unstamped: by the receive time
+    assert "tcp" in state.fresh_wrenches(now=5.05, timeout=0.1)
+    assert state.fresh_wrenches(now=5.2, timeout=0.1) is None
