@@ -54,7 +54,10 @@ def typed(spec: ParameterSpec, value: object) -> object:
             raise ValueError(f"{spec.name} must be an integer, got {value!r}")
         number = int(value)
     else:
-        return _PYTHON[spec.type](value)
+        text = _PYTHON[spec.type](value)
+        if spec.choices and text not in spec.choices:
+            raise ValueError(f"{spec.name} must be one of {list(spec.choices)}, got {text!r}")
+        return text
     if spec.range is not None and not (spec.range[0] <= number <= spec.range[1]):
         raise ValueError(f"{spec.name} must be within [{spec.range[0]:g}, {spec.range[1]:g}], got {number}")
     if not math.isfinite(number):

@@ -23,12 +23,13 @@ from pathlib import Path
 
 import numpy as np
 import rclpy
-import yaml
 
 from rnea_ros.demo.closed_loop import Run, planned_trajectory, run_trajectory_loop
 from rnea_ros.demo.example_robot import example_arm_urdf
 from rnea_ros.demo.trajectories import fast_multisine
+from rnea_ros.dynamics.corrections import Corrections, Payload, save_corrections
 from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.dynamics.payload import Inertial
 from rnea_ros.testing.figures import write_table
 
 NAMESPACE = "rnea_demo"
@@ -139,15 +140,9 @@ def headline(rms: dict[str, np.ndarray]) -> str:
 
 def payload_corrections(folder: Path) -> Path:
     """The payload as a corrections file, as rnea_analyze --identify --payload-link writes it."""
-    inertia = PAYLOAD["payload_inertia"]
-    payload = {
-        "link": PAYLOAD["payload_link"],
-        "mass": PAYLOAD["payload_mass"],
-        "com": PAYLOAD["payload_com"],
-        "inertia": {"ixx": inertia[0], "ixy": 0.0, "ixz": 0.0, "iyy": inertia[1], "iyz": 0.0, "izz": inertia[2]},
-    }
+    inertial = Inertial(PAYLOAD["payload_mass"], np.array(PAYLOAD["payload_com"]), np.diag(PAYLOAD["payload_inertia"]))
     path = folder / "corrections.yaml"
-    path.write_text(yaml.safe_dump({"version": 2, "joints": {}, "payload": payload}))
+    save_corrections(Corrections({}, Payload(PAYLOAD["payload_link"], inertial)), path)
     return path
 
 

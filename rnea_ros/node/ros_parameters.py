@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -32,11 +33,14 @@ def declare(node: Node, specs: Sequence[ParameterSpec]) -> dict[str, object]:
     An array whose default is empty is declared with its type and no value (rclpy would take an
     empty list for a byte array): unset reads as empty, and a params file or a live set gives it one."""
     for spec in specs:
-        if spec.type in _ARRAY_TYPES and not spec.default:
-            node.declare_parameter(spec.name, _ARRAY_TYPES[spec.type], descriptor(spec))
-        else:
-            default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
-            node.declare_parameter(spec.name, default, descriptor(spec))
+        try:
+            if spec.type in _ARRAY_TYPES and not spec.default:
+                node.declare_parameter(spec.name, _ARRAY_TYPES[spec.type], descriptor(spec))
+            else:
+                default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+                node.declare_parameter(spec.name, default, descriptor(spec))
+        except ParameterException as error:  # an override out of its range, or of the wrong type
+            raise ValueError(f"{spec.name}: {str(error).split('Reason: ')[-1]}") from error
     raw = {spec.name: node.get_parameter_or(spec.name).value for spec in specs}
     return typed_values(specs, raw)
 

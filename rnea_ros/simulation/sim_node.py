@@ -64,10 +64,15 @@ MAX_RECORDED = 3_600_000  # one hour at 1 kHz; later states are not recorded (wi
 class SimNode(Node):
     def __init__(self) -> None:
         super().__init__("rnea_sim")
-        self.p = SimSettings(**declare(self, SIM_PARAMETERS))
-        self.fatal_error = unwritable(self.p.record_file) if self.p.record_file else None
+        try:
+            self.p = SimSettings(**declare(self, SIM_PARAMETERS))
+            self.fatal_error = unwritable(self.p.record_file) if self.p.record_file else None
+            if self.fatal_error:
+                self.fatal_error = f"record_file '{self.p.record_file}' cannot be written: {self.fatal_error}"
+        except ValueError as error:  # a parameter out of its range or of the wrong type
+            self.p, self.fatal_error = SimSettings(), f"invalid parameter: {error}"
         if self.fatal_error:
-            self.get_logger().fatal(f"record_file '{self.p.record_file}' cannot be written: {self.fatal_error}")
+            self.get_logger().fatal(f"{self.fatal_error}; fix the parameters. Shutting down.")
         self.robot = None  # physics.SimRobot once a description is built
         self.finished = threading.Event()
         self.refused_commands = 0

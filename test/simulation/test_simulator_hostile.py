@@ -67,3 +67,23 @@ def test_the_record_is_a_valid_archive_even_when_the_write_is_cut(tmp_path):
     cut.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises((zipfile.BadZipFile, ValueError, OSError)):
         np.load(cut)["a"]
+
+
+@pytest.mark.parametrize(
+    ("module", "parameters", "words"),
+    [
+        ("rnea_ros.simulation", {"rate": -5.0}, "rate"),
+        ("rnea_ros.simulation", {"controller": "bogus"}, "controller must be one of"),
+        ("rnea_ros.simulation", {"rate": "fast"}, "rate"),
+        ("rnea_ros.node", {"state_timeout": -1.0}, "state_timeout"),
+        ("rnea_ros.node", {"command_source": "torque"}, "command_source"),
+    ],
+)
+def test_a_bad_parameter_stops_either_node_with_its_reason_and_no_traceback(tmp_path, module, parameters, words):
+    process = start(module, "bad_parameter", parameters, tmp_path, ROS_ENV)
+    try:
+        assert process.wait(timeout=30) == 1
+    finally:
+        stop(process)
+    log = (tmp_path / f"bad_parameter_{module.rsplit('.', 1)[-1]}.log").read_text()
+    assert "FATAL" in log and words in log and "Traceback" not in log, log[-1500:]
