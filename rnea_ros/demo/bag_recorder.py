@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from rnea_ros.node.subscription import DedicatedSubscription
 
@@ -29,9 +30,10 @@ class BagRecorder:
         self.dropped = 0
         self._lock = threading.Lock()
 
-    def record(self, topic: str, msg_type, as_topic: str | None = None) -> None:
-        """Starts recording ``topic`` (messages of ``msg_type``) from now on, in the bag under
-        ``as_topic`` (default: its own name)."""
+    def record(self, topic: str, msg_type, as_topic: str | None = None, history: bool = False) -> None:
+        """Starts recording ``topic`` (messages of ``msg_type``) in the bag under ``as_topic``
+        (default: its own name): from now on, or with ``history`` also what a transient-local
+        writer still keeps (a recorder that matched late misses nothing then)."""
         if topic in self.subscriptions:
             return
         type_name = msg_type.__module__.split(".")[0] + "/msg/" + msg_type.__name__
@@ -43,7 +45,12 @@ class BagRecorder:
                 else:
                     self.dropped += 1
 
-        subscription = DedicatedSubscription(self.node, msg_type, topic, keep, DEPTH, raw=True)
+        qos = QoSProfile(
+            depth=DEPTH,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL if history else DurabilityPolicy.VOLATILE,
+        )
+        subscription = DedicatedSubscription(self.node, msg_type, topic, keep, qos, raw=True)
         subscription.start()
         self.subscriptions[topic] = (type_name, subscription, as_topic or topic)
 
@@ -68,9 +75,10 @@ class BagRecorder:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m rnea_ros.demo.bag_recorder BAG TOPIC AS_TOPIC --ros-args ...``: records TOPIC
-    (sensor_msgs/JointState) into the rosbag2 BAG under AS_TOPIC until SIGINT or SIGTERM, then
-    writes it and prints ``recorded N messages``. A process of its own: in the closed loop's runner
-    its thread took the GIL from the trajectory sender (tracking 0.65–1.8° instead of 0.007°)."""
+    (sensor_msgs/JointState, from a transient-local writer such as rnea_sim's tap) into the
+    rosbag2 BAG under AS_TOPIC until SIGINT or SIGTERM, then writes it and prints ``recorded N
+    messages``. A process of its own: in the closed loop's runner its thread took the GIL from the
+    trajectory sender (tracking 0.65–1.8° instead of 0.007°)."""
     import sys
 
     import rclpy
@@ -83,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     rclpy.init(args=["bag_recorder", *argv[len(own) :]])
     node = Node("bag_recorder")
     recorder = BagRecorder(node, Path(bag))
-    recorder.record(topic, JointState, as_topic=as_topic)
+    recorder.record(topic, JointState, as_topic=as_topic, history=True)  # the simulator's tap keeps 10 s
     try:
         while rclpy.ok():
             rclpy.spin_once(node, timeout_sec=0.1)

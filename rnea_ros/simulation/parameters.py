@@ -240,7 +240,8 @@ SIM_PARAMETERS += (
         "string",
         "",
         "Publish every joint_states also here, for a recorder (its own writer, so that the controller's "
-        "reader of joint_states is the only one); empty: none.",
+        "reader of joint_states is the only one; transient local, the last 10 s kept for a late reader); "
+        "empty: none.",
         read_only=True,
     ),
 )

@@ -89,9 +89,12 @@ class SimNode(Node):
         self.pub_states = self.create_publisher(JointState, "joint_states", 100)
         # a second writer of the same states, for a recorder: a second reader of joint_states cost
         # rnea_node ~6 % of them (Fast DDS from the Jazzy wheels, measured 2026-11-23)
-        # 10 s of states kept for it: a recorder starved of CPU for a while catches up instead of
-        # losing them (with 100, a busy machine lost 1,569 of 8,001 states in a bag)
-        self.pub_tap = self.create_publisher(JointState, self.p.tap_topic, TAP_DEPTH) if self.p.tap_topic else None
+        # the last 10 s of states kept for it, also for a recorder that matches late (transient
+        # local): a busy machine's recorder process once started 1.9 s into the trajectory
+        tap_qos = QoSProfile(
+            depth=TAP_DEPTH, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+        )
+        self.pub_tap = self.create_publisher(JointState, self.p.tap_topic, tap_qos) if self.p.tap_topic else None
         self.pub_sensor = self.create_publisher(WrenchStamped, self.p.sensor_topic, 10) if self.p.sensor_topic else None
         self.pub_odometry = self.create_publisher(Odometry, self.p.odometry_topic, 10) if self.p.floating_base else None
         self.commands = DedicatedSubscription(self, Float64MultiArray, self.p.commands_topic, self._on_command, 10)
