@@ -60,8 +60,8 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "wrench_timeout",
         "double",
         0.1,
-        "Each link's latest wrench is used for this long [s]: behind the newest joint_states stamp when it is "
-        "stamped, after it arrived when not.",
+        "Each link's latest wrench is used for this long [s] after it arrived, and while its stamp is within "
+        "this of the newest joint_states stamp.",
         range=TIMEOUT_RANGE,
     ),
     ParameterSpec(
@@ -162,8 +162,8 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "base_timeout",
         "double",
         0.1,
-        "base_odometry and imu older than this are not used (behind the newest joint_states stamp when stamped, "
-        "since they arrived when not); no base state, no torques [s].",
+        "base_odometry and imu are used for this long after they arrived, and while their stamp is within this "
+        "of the newest joint_states stamp; no base state, no torques [s].",
         range=TIMEOUT_RANGE,
     ),
     ParameterSpec(

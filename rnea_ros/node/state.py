@@ -441,12 +441,13 @@ class LiveModel:
         return self.newest_stamp <= desired.times[-1] + timeout
 
     def fresh(self, stamp: float, received: float, now: float, timeout: float) -> bool:
-        """Whether an input is fresh for the joint_states being computed: stamped, when it is at most
-        ``timeout`` older than their newest stamp (the clock of the data: a machine that stalls
-        both, or a lockstep simulation, does not age it); unstamped, by its receive time."""
-        if stamp > 0.0 and self.newest_stamp > 0.0:
-            return self.newest_stamp - stamp <= timeout
-        return now - received <= timeout
+        """Whether an input is fresh for the joint_states being computed: it arrived at most
+        ``timeout`` ago, or it is stamped within ``timeout`` of their newest stamp (the clock of the
+        data: a machine that stalls both, or a lockstep simulation, does not age it). A sensor that
+        stops is stale either way; one stamped on another clock is judged by its arrival."""
+        if now - received <= timeout:
+            return True
+        return stamp > 0.0 and self.newest_stamp > 0.0 and abs(self.newest_stamp - stamp) <= timeout
 
     def fresh_wrenches(self, now: float, timeout: float) -> dict[str, np.ndarray] | None:
         fresh = {

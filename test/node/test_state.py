@@ -280,7 +280,10 @@ def test_stamped_wrenches_age_with_the_joint_states_stamps_unstamped_ones_with_t
     state.set_wrench("tcp", wrench, now=5.0, stamp=99.999)
     assert "tcp" in state.fresh_wrenches(now=60.0, timeout=0.1)  # a minute of wall time later: fresh
     state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=100.2, state_timeout=0.1)
-    assert state.fresh_wrenches(now=5.0, timeout=0.1) is None  # 0.2 s of the data's time: expired
+    assert state.fresh_wrenches(now=60.0, timeout=0.1) is None  # 0.2 s of the data's time: expired
     state.set_wrench("tcp", wrench, now=5.0)  # unstamped: by the receive time
+    assert "tcp" in state.fresh_wrenches(now=5.05, timeout=0.1)
+    assert state.fresh_wrenches(now=5.2, timeout=0.1) is None
+    state.set_wrench("tcp", wrench, now=5.0, stamp=12.0)  # stamped on another clock: by its arrival
     assert "tcp" in state.fresh_wrenches(now=5.05, timeout=0.1)
     assert state.fresh_wrenches(now=5.2, timeout=0.1) is None
