@@ -32,7 +32,7 @@ class RecordingTask:
     topic: str = "/joint_states"
     window: float = 0.05
     order: int = 3
-    coulomb_width: float = 0.01
+    coulomb_width: float | None = None  # None: chosen per joint on held-out samples
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
     chunk: int = DEFAULT_CHUNK
     payload_link: str = ""  # also identify a payload on this link

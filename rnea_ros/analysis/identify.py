@@ -18,17 +18,23 @@ entries are identified; otherwise the payload is written as a point mass.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from rnea_ros.analysis import link_inertia
 from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH, Corrections, JointCorrection, Payload
 from rnea_ros.dynamics.payload import PARAMETER_NAMES, Inertial, consistency_problems
 
 FEATURES = ("viscous", "coulomb", "armature", "offset")
 # least RMS of each regressor for it to count as excited: q̇ [rad/s], tanh(q̇/w) about its mean, q̈ [rad/s²]
 EXCITATION = {"viscous": 0.05, "coulomb": 0.3, "armature": 0.2, "offset": 0.0}
+WIDTHS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)  # rad/s: the tanh widths tried per joint
+FOLD_SAMPLES = 1000  # samples are split into alternate blocks of this many, to fit on one and test on the other
 RESOLUTION = 0.01  # a parameter's uncertainty, as torque, below 1 % of the joint's torque RMS
+BASE_TOLERANCE = 1e-9  # with links: eigenvalues of the scaled normal matrix below this × the largest are unidentified
+COMBINED = "determined only together with link inertias (a base parameter): the consistent fit's share"
 PAYLOAD_PARAMETERS = len(PARAMETER_NAMES)
 
 
@@ -47,6 +53,8 @@ class JointIdentification:
     condition: float  # of the scaled normal matrix of the joint's own parameters
     residual_rms_before: float  # RMS of measured − τ_RNEA
     residual_rms_after: float  # ... minus the fitted corrections (and payload)
+    coulomb_width: float = DEFAULT_COULOMB_WIDTH  # the tanh width the Coulomb term was fitted with
+    held_out: tuple[float, ...] = ()  # with widths chosen: held-out residual RMS per width tried
 
 
 @dataclass(frozen=True)
@@ -59,35 +67,82 @@ class PayloadIdentification:
 
 
 @dataclass(frozen=True)
+class LinkEstimate:
+    link: str
+    urdf: Inertial  # what the URDF says
+    identified: Inertial  # a rigid body's (positive definite pseudo-inertia)
+    standard_errors: np.ndarray  # (10,) of π (PARAMETER_NAMES); NaN: determined only in combination
+
+
+@dataclass(frozen=True)
+class LinksIdentification:
+    links: list[LinkEstimate]
+    base_parameters: int  # the rank of the whole fit (links and joint terms)
+    parameters: int  # how many it has
+    condition: float  # of the scaled normal matrix over what the recording determines
+    iterations: int  # of the consistent estimate
+
+    def inertials(self) -> dict[str, Inertial]:
+        return {estimate.link: estimate.identified for estimate in self.links}
+
+
+@dataclass(frozen=True)
 class _Solution:
     joints: list[JointIdentification]
     payload: PayloadIdentification | None
+    links: LinksIdentification | None = None
+
+
+@dataclass(frozen=True)
+class _Fit:
+    theta: np.ndarray
+    covariance: np.ndarray
+    condition: float
+    A: np.ndarray  # the weighted normal equations A θ = b
+    b: np.ndarray
+    combined: np.ndarray  # per parameter: determined only together with others
+    rank: int
 
 
 class Identification:
     def __init__(
-        self, joint_names: list[str], coulomb_width: float = DEFAULT_COULOMB_WIDTH, payload_link: str = ""
+        self,
+        joint_names: list[str],
+        coulomb_width: float | None = DEFAULT_COULOMB_WIDTH,
+        payload_link: str = "",
+        links: Mapping[str, Inertial] | None = None,
     ) -> None:
-        """``payload_link``: also identify a payload on this link (``add`` then needs its regressor)."""
+        """``coulomb_width``: the tanh width [rad/s], or None: chosen per joint among WIDTHS by the
+        residual on held-out samples (alternate blocks of FOLD_SAMPLES). ``payload_link``: also
+        identify a payload on this link; ``links``: also identify these links' inertial parameters,
+        starting from these (the URDF's; ``link_inertia``). ``add`` then needs their regressor."""
+        if payload_link and links:
+            raise ValueError("a payload is part of its link's inertia: identify either a payload or the links")
         n = len(joint_names)
         self.joint_names, self.coulomb_width, self.payload_link = list(joint_names), coulomb_width, payload_link
-        self.payload_columns = PAYLOAD_PARAMETERS if payload_link else 0
-        width = self.payload_columns + len(FEATURES)  # per joint: [Y_j π columns, q̇, tanh, q̈, 1]
-        self.count = np.zeros(n, dtype=np.int64)
-        self.xx = np.zeros((n, width, width))  # Σ x xᵀ
-        self.xr = np.zeros((n, width))  # Σ x r
-        self.rr = np.zeros(n)  # Σ r²
-        self.mm = np.zeros(n)  # Σ measured²
+        self.widths = WIDTHS if coulomb_width is None else (float(coulomb_width),)
+        self.links = dict(links or {})
+        self.payload_columns = PAYLOAD_PARAMETERS * len(self.links) or (PAYLOAD_PARAMETERS if payload_link else 0)
+        # per joint: [Y_j π columns, q̇, tanh(q̇/w) for each width, q̈, 1]; sums per fold (held-out choice)
+        width = self.payload_columns + 3 + len(self.widths)
+        self.samples = 0
+        self.count = np.zeros((2, n), dtype=np.int64)
+        self.xx = np.zeros((2, n, width, width))  # Σ x xᵀ
+        self.xr = np.zeros((2, n, width))  # Σ x r
+        self.rr = np.zeros((2, n))  # Σ r²
+        self.mm = np.zeros((2, n))  # Σ measured²
 
     def merge(self, other: Identification) -> None:
-        """Pools another recording's sums into these (same joints, width and payload link): as if
-        its samples had been added here."""
-        if (other.joint_names, other.coulomb_width, other.payload_link) != (
+        """Pools another recording's sums into these (same joints, widths and payload link or
+        links): as if its samples had been added here."""
+        if (other.joint_names, other.widths, other.payload_link, list(other.links)) != (
             self.joint_names,
-            self.coulomb_width,
+            self.widths,
             self.payload_link,
+            list(self.links),
         ):
             raise ValueError("identifications of different joints, Coulomb widths or payloads cannot be pooled")
+        self.samples += other.samples
         self.count += other.count
         self.xx += other.xx
         self.xr += other.xr
@@ -103,29 +158,40 @@ class Identification:
         payload_regressor: np.ndarray | None = None,
     ) -> None:
         """Rows of (N, joints) arrays (and the payload regressor, (N, joints, 10), with a payload
-        link); a joint's non-finite values are skipped for that joint."""
+        link, or the links' regressor, (N, joints, 10·links)); a joint's non-finite values are
+        skipped for that joint."""
         ok = np.isfinite(measured) & np.isfinite(model) & np.isfinite(qd) & np.isfinite(qdd)
         columns = []
         if self.payload_columns:
-            if payload_regressor is None or payload_regressor.shape != (*measured.shape, PAYLOAD_PARAMETERS):
-                raise ValueError(f"a payload on '{self.payload_link}' needs its regressor, (N, joints, 10)")
+            P = self.payload_columns
+            if payload_regressor is None or payload_regressor.shape != (*measured.shape, P):
+                raise ValueError(f"the payload or links need their regressor, (N, joints, {P})")
             ok &= np.isfinite(payload_regressor).all(axis=-1)
             columns.append(np.where(ok[..., None], payload_regressor, 0.0))
         r = np.where(ok, measured - model, 0.0)
         v, a = np.where(ok, qd, 0.0), np.where(ok, qdd, 0.0)
-        columns.append(np.stack([v, np.tanh(v / self.coulomb_width), a, np.ones_like(v)], axis=-1) * ok[..., None])
+        own = [v, *(np.tanh(v / w) for w in self.widths), a, np.ones_like(v)]
+        columns.append(np.stack(own, axis=-1) * ok[..., None])
         x = np.concatenate(columns, axis=-1)
-        self.count += ok.sum(axis=0)
-        self.xx += np.einsum("nja,njb->jab", x, x)
-        self.xr += np.einsum("nja,nj->ja", x, r)
-        self.rr += (r * r).sum(axis=0)
-        self.mm += (np.where(ok, measured, 0.0) ** 2).sum(axis=0)
+        fold = ((self.samples + np.arange(len(r))) // FOLD_SAMPLES) % 2
+        self.samples += len(r)
+        for k in (0, 1):
+            rows = fold == k
+            self.count[k] += ok[rows].sum(axis=0)
+            self.xx[k] += np.einsum("nja,njb->jab", x[rows], x[rows])
+            self.xr[k] += np.einsum("nja,nj->ja", x[rows], r[rows])
+            self.rr[k] += (r[rows] ** 2).sum(axis=0)
+            self.mm[k] += (np.where(ok[rows], measured[rows], 0.0) ** 2).sum(axis=0)
 
     def results(self) -> list[JointIdentification]:
         return self._solve().joints
 
     def payload(self) -> PayloadIdentification | None:
         return self._solve().payload
+
+    def links_result(self) -> LinksIdentification | None:
+        """Every link's identified inertial (with ``links``), physically consistent."""
+        return self._solve().links
 
     def corrections(self) -> Corrections:
         """The identified parameters (those not identifiable are left out, i.e. zero), and the
@@ -135,7 +201,7 @@ class Identification:
         for result in solution.joints:
             values = {k: e.value for k, e in result.estimates.items() if e.value is not None}
             if values:
-                joints[result.name] = JointCorrection(**values, coulomb_width=self.coulomb_width)
+                joints[result.name] = JointCorrection(**values, coulomb_width=result.coulomb_width)
         payload = solution.payload
         inertial = payload.inertial if payload is not None else None
         return Corrections(joints, Payload(self.payload_link, inertial) if inertial is not None else None)
@@ -143,7 +209,8 @@ class Identification:
     # --- the fit ---------------------------------------------------------------------------------
     def _solve(self) -> _Solution:
         P, n_joints = self.payload_columns, len(self.joint_names)
-        usable = self.count >= 10
+        self._choose_widths()
+        usable = self._count >= 10
         excitation = [self._excitation(j) if usable[j] else np.zeros(len(FEATURES)) for j in range(n_joints)]
         fitted = [[k for k, f in enumerate(FEATURES) if e[k] > EXCITATION[f]] for e in excitation]
         # global parameter index of each of a joint's local columns (payload first, shared)
@@ -152,69 +219,130 @@ class Identification:
             index.append(np.r_[np.arange(P), size + np.arange(len(fitted[j]))].astype(int))
             size += len(fitted[j])
         local = [np.r_[np.arange(P), P + np.array(fitted[j], dtype=int)].astype(int) for j in range(n_joints)]
-        counts = np.maximum(self.count, 1)
-        torque_rms = np.maximum(np.sqrt(self.mm / counts), 1e-9)
+        counts = np.maximum(self._count, 1)
+        torque_rms = np.maximum(np.sqrt(self._mm / counts), 1e-9)
         weights = np.where(usable, 1.0 / torque_rms**2, 0.0)  # first pass; then 1 / residual variance
         for _ in range(2):
-            theta, covariance, condition = self._weighted_fit(weights, index, local, size)
-            rss = np.array([self._rss(j, theta[index[j]], local[j]) for j in range(n_joints)])
-            dof = np.maximum(self.count - np.array([len(f) for f in fitted]) - P, 1)
+            fit = self._weighted_fit(weights, index, local, size)
+            rss = np.array([self._rss(j, fit.theta[index[j]], local[j]) for j in range(n_joints)])
+            dof = np.maximum(self._count - np.array([len(f) for f in fitted]) - P, 1)
             weights = np.where(usable, 1.0 / np.maximum(rss / dof, 1e-30), 0.0)
-        joints = [
-            self._joint_result(
-                j, theta[index[j][P:]], np.diag(covariance)[index[j][P:]], fitted[j], excitation[j], rss[j]
+        theta, links = fit.theta, None
+        if self.links:
+            priors = [inertial.parameters() for inertial in self.links.values()]
+            theta, iterations = link_inertia.consistent_estimate(fit.A, fit.b, priors)
+            rss = np.array([self._rss(j, theta[index[j]], local[j]) for j in range(n_joints)])
+            links = self._links_result(theta[:P], fit, iterations)
+        variances = np.diag(fit.covariance)
+        joints = []
+        for j in range(n_joints):
+            own = index[j][P:]
+            joints.append(
+                self._joint_result(j, theta[own], variances[own], fitted[j], excitation[j], rss[j], fit.combined[own])
             )
-            for j in range(n_joints)
-        ]
-        payload = self._payload_result(theta[:P], np.diag(covariance)[:P], torque_rms, condition) if P else None
-        return _Solution(joints, payload)
+        payload = (
+            self._payload_result(theta[:P], variances[:P], torque_rms, fit.condition) if self.payload_link else None
+        )
+        return _Solution(joints, payload, links)
+
+    def _choose_widths(self) -> None:
+        """Per joint, the tanh width whose fit (the joint alone, every column of it) predicts the
+        other fold best, both ways; then the sums of both folds with that width's column alone."""
+        P, K, n_joints = self.payload_columns, len(self.widths), len(self.joint_names)
+        self.held_out = np.full((n_joints, K), np.nan)  # residual RMS on held-out samples, per width
+        chosen = np.zeros(n_joints, dtype=int)
+        for j in range(n_joints):
+            if K > 1 and self.count[:, j].min() >= 10:
+                self.held_out[j] = [self._held_out_rms(j, self._columns(k)) for k in range(K)]
+                chosen[j] = int(np.nanargmin(np.where(np.isfinite(self.held_out[j]), self.held_out[j], np.inf)))
+        self.chosen_widths = np.array([self.widths[k] for k in chosen])
+        self._count, self._rr, self._mm = self.count.sum(axis=0), self.rr.sum(axis=0), self.mm.sum(axis=0)
+        columns = [self._columns(k) for k in chosen]
+        xx, xr = self.xx.sum(axis=0), self.xr.sum(axis=0)
+        self._xx = np.stack([xx[j][np.ix_(c, c)] for j, c in enumerate(columns)]) if n_joints else xx[:, :P, :P]
+        self._xr = np.stack([xr[j][c] for j, c in enumerate(columns)]) if n_joints else xr[:, :P]
+
+    def _columns(self, k: int) -> np.ndarray:
+        """A joint's columns with the k-th width's tanh: [shared, q̇, tanh_k, q̈, 1]."""
+        P, K = self.payload_columns, len(self.widths)
+        return np.r_[np.arange(P), P, P + 1 + k, P + 1 + K, P + 2 + K].astype(int)
+
+    def _held_out_rms(self, j: int, columns: np.ndarray) -> float:
+        rss = 0.0
+        for fit, test in ((0, 1), (1, 0)):
+            xx = self.xx[fit, j][np.ix_(columns, columns)]
+            diagonal = np.sqrt(np.diag(xx))
+            scale = np.where(diagonal > 0.0, diagonal, 1.0)
+            theta = np.linalg.pinv(xx / np.outer(scale, scale), rcond=BASE_TOLERANCE) @ (
+                self.xr[fit, j][columns] / scale
+            )
+            theta /= scale
+            xx_t, xr_t = self.xx[test, j][np.ix_(columns, columns)], self.xr[test, j][columns]
+            rss += max(self.rr[test, j] - 2 * theta @ xr_t + theta @ xx_t @ theta, 0.0)
+        return float(np.sqrt(rss / max(self.count[:, j].sum(), 1)))
 
     def _excitation(self, j: int) -> np.ndarray:
         """How much the recording excites each of the joint's own features (compared with EXCITATION)."""
-        P, n = self.payload_columns, self.count[j]
-        xx = self.xx[j][P:, P:]
+        P, n = self.payload_columns, self._count[j]
+        xx = self._xx[j][P:, P:]
         mean, rms = xx[3] / n, np.sqrt(np.diag(xx) / n)
         centred = np.sqrt(np.maximum(np.diag(xx) / n - mean**2, 0.0))
         return np.array([rms[0], centred[1], centred[2], 1.0])
 
-    def _weighted_fit(self, weights, index, local, size) -> tuple[np.ndarray, np.ndarray, float]:
-        """θ minimising Σ_j w_j |r_j − X_j θ|², its covariance (with w_j = 1/σ_j²) and the
-        condition number of the Jacobi-scaled normal matrix."""
+    def _weighted_fit(self, weights, index, local, size) -> _Fit:
+        """θ minimising Σ_j w_j |r_j − X_j θ|², its covariance (with w_j = 1/σ_j²), the condition
+        number of the Jacobi-scaled normal matrix and, with links, which parameters the recording
+        determines only in combination with others (the scaled matrix's null space holds them:
+        the least-squares solution there is the minimum-norm one, not information)."""
         A, b = np.zeros((size, size)), np.zeros(size)
         for j, w in enumerate(weights):
             if w > 0.0:
                 g, loc = index[j], local[j]
-                A[np.ix_(g, g)] += w * self.xx[j][np.ix_(loc, loc)]
-                b[g] += w * self.xr[j][loc]
+                A[np.ix_(g, g)] += w * self._xx[j][np.ix_(loc, loc)]
+                b[g] += w * self._xr[j][loc]
         if size == 0:
-            return np.zeros(0), np.zeros((0, 0)), 1.0
+            return _Fit(np.zeros(0), np.zeros((0, 0)), 1.0, A, b, np.zeros(0, dtype=bool), 0)
         diagonal = np.sqrt(np.diag(A))
         scale = np.where(diagonal > 0.0, diagonal, 1.0)
         scaled = A / np.outer(scale, scale)
-        inverse = np.linalg.pinv(scaled)
+        combined, rank = np.zeros(size, dtype=bool), size
+        if self.links:
+            eigenvalues, vectors = np.linalg.eigh(scaled)
+            kept = eigenvalues > BASE_TOLERANCE * eigenvalues[-1]
+            rank = int(kept.sum())
+            combined = np.linalg.norm(vectors[:, ~kept], axis=1) > 0.05
+            inverse = (vectors[:, kept] / eigenvalues[kept]) @ vectors[:, kept].T
+            condition = float(eigenvalues[-1] / eigenvalues[kept][0])
+        else:
+            inverse = np.linalg.pinv(scaled)
+            condition = float(np.linalg.cond(scaled))
         theta = inverse @ (b / scale) / scale
         covariance = inverse / np.outer(scale, scale)
-        return theta, covariance, float(np.linalg.cond(scaled))
+        return _Fit(theta, covariance, condition, A, b, combined, rank)
 
     def _rss(self, j: int, theta: np.ndarray, local: np.ndarray) -> float:
-        xx, xr = self.xx[j][np.ix_(local, local)], self.xr[j][local]
-        return max(self.rr[j] - 2 * theta @ xr + theta @ xx @ theta, 0.0)
+        xx, xr = self._xx[j][np.ix_(local, local)], self._xr[j][local]
+        return max(self._rr[j] - 2 * theta @ xr + theta @ xx @ theta, 0.0)
 
-    def _joint_result(self, j: int, beta, variances, fitted: list[int], excitation, rss: float) -> JointIdentification:
-        n, name, P = int(self.count[j]), self.joint_names[j], self.payload_columns
+    def _joint_result(
+        self, j: int, beta, variances, fitted: list[int], excitation, rss: float, combined
+    ) -> JointIdentification:
+        n, name, P = int(self._count[j]), self.joint_names[j], self.payload_columns
         if n < 10:
             none = {k: Estimate(None, np.inf, "fewer than 10 samples") for k in FEATURES}
-            return JointIdentification(name, n, none, np.inf, np.nan, np.nan)
-        own = self.xx[j][P:, P:]
+            return JointIdentification(name, n, none, np.inf, np.nan, np.nan, float(self.chosen_widths[j]))
+        own = self._xx[j][P:, P:]
         rms = np.sqrt(np.diag(own) / n)
-        torque_rms = max(np.sqrt(self.mm[j] / n), 1e-9)
+        torque_rms = max(np.sqrt(self._mm[j] / n), 1e-9)
         estimates = {
             f: Estimate(None, np.inf, f"not excited (RMS {excitation[k]:.3g} ≤ {EXCITATION[f]})")
             for k, f in enumerate(FEATURES)
         }
         for i, k in enumerate(fitted):
             feature, se = FEATURES[k], float(np.sqrt(max(variances[i], 0.0)))
-            if feature == "armature" and beta[i] < 0.0:
+            if combined[i]:
+                estimates[feature] = Estimate(float(beta[i]), np.nan, COMBINED)
+            elif feature == "armature" and beta[i] < 0.0:
                 estimates[feature] = Estimate(None, se, f"{beta[i]:.3g} < 0: no rotor has a negative inertia")
             elif se * rms[k] <= RESOLUTION * torque_rms:
                 estimates[feature] = Estimate(float(beta[i]), se)
@@ -222,12 +350,29 @@ class Identification:
                 estimates[feature] = Estimate(None, se, f"standard error {se:.3g} too large for this recording")
         sub = own[np.ix_(fitted, fitted)] / np.outer(rms[fitted], rms[fitted]) / n if fitted else np.eye(1)
         return JointIdentification(
-            name, n, estimates, float(np.linalg.cond(sub)), float(np.sqrt(self.rr[j] / n)), float(np.sqrt(rss / n))
+            name,
+            n,
+            estimates,
+            float(np.linalg.cond(sub)),
+            float(np.sqrt(self._rr[j] / n)),
+            float(np.sqrt(rss / n)),
+            float(self.chosen_widths[j]),
+            tuple(float(x) for x in self.held_out[j]) if len(self.widths) > 1 else (),
         )
 
+    def _links_result(self, delta, fit: _Fit, iterations: int) -> LinksIdentification:
+        estimates = []
+        variances = np.diag(fit.covariance)
+        for l, (link, urdf) in enumerate(self.links.items()):
+            columns = slice(10 * l, 10 * l + 10)
+            identified = Inertial.from_parameters(urdf.parameters() + delta[columns])
+            errors = np.where(fit.combined[columns], np.nan, np.sqrt(np.maximum(variances[columns], 0.0)))
+            estimates.append(LinkEstimate(link, urdf, identified, errors))
+        return LinksIdentification(estimates, fit.rank, len(fit.theta), fit.condition, iterations)
+
     def _payload_result(self, pi, variances, torque_rms, condition: float) -> PayloadIdentification:
-        counts = np.maximum(self.count, 1)[:, None]
-        column_rms = np.sqrt(np.einsum("jkk->jk", self.xx[:, :10, :10]) / counts)  # (joints, 10)
+        counts = np.maximum(self._count, 1)[:, None]
+        column_rms = np.sqrt(np.einsum("jkk->jk", self._xx[:, :10, :10]) / counts)  # (joints, 10)
         leverage = (column_rms / torque_rms[:, None]).max(axis=0)  # torque per unit parameter, relative
         estimates = {}
         for k, name in enumerate(PARAMETER_NAMES):
@@ -263,7 +408,8 @@ def identification_table(identification: Identification) -> str:
     """Per joint: each parameter with its standard error, or "n/i" (not identifiable), and the
     residual RMS before and after."""
     lines = [
-        f"{'joint':<20}{'viscous':>16}{'Coulomb':>16}{'armature':>16}{'offset':>16}{'residual RMS':>20}",
+        f"{'joint':<20}{'viscous':>16}{'Coulomb':>16}{'armature':>16}{'offset':>16}{'residual RMS':>20}"
+        "  Coulomb's tanh width [rad/s]",
     ]
     notes = []
     for result in identification.results():
@@ -273,18 +419,48 @@ def identification_table(identification: Identification) -> str:
             if estimate.value is None:
                 cells.append(f"{'n/i':>16}")
                 notes.append(f"{result.name} {name}: not identifiable ({estimate.why})")
+            elif estimate.why:  # only in combination with the links' inertias
+                cells.append(f"{estimate.value:>9.4f} ±c     ")
             else:
                 cells.append(f"{estimate.value:>9.4f} ±{estimate.standard_error:<6.1g}")
         residual = f"{result.residual_rms_before:.3f} → {result.residual_rms_after:.3f}"
-        lines.append(f"{result.name:<20}" + "".join(cells) + f"{residual:>20}")
+        lines.append(f"{result.name:<20}" + "".join(cells) + f"{residual:>20}  {_width_cell(result)}")
     lines.append(
         "viscous [N·m·s/rad], Coulomb [N·m], armature [kg·m²], offset [N·m] (N, m for prismatic joints); "
-        "n/i: the recording does not determine it"
+        "n/i: the recording does not determine it; ±c: determined only with the links' inertias"
     )
     payload = identification.payload()
     if payload is not None:
         lines += _payload_lines(payload)
     return "\n".join(lines + notes[:20])
+
+
+def _width_cell(result: JointIdentification) -> str:
+    """The Coulomb width, and with widths chosen why: held-out RMS at it against the default's."""
+    if not result.held_out or not np.all(np.isfinite(result.held_out)):
+        return f"width {result.coulomb_width:g}"
+    at_default = result.held_out[WIDTHS.index(DEFAULT_COULOMB_WIDTH)]
+    best = min(result.held_out)
+    return f"width {result.coulomb_width:g} (held-out {best:.3f}; {at_default:.3f} at {DEFAULT_COULOMB_WIDTH:g})"
+
+
+def links_table(result: LinksIdentification) -> str:
+    """Per link: mass and centre of mass, URDF → identified, with their standard errors, and
+    whether the identified body is a rigid body's (it always is: the check is the reader's)."""
+    lines = [
+        f"every link's inertia: {result.base_parameters} of {result.parameters} parameters determined by the "
+        f"recording (condition number {result.condition:.3g}); the others stay at the URDF's",
+        f"{'link':<20}{'mass URDF → identified [kg]':>34}{'centre of mass identified [m]':>40}{'rigid body':>12}",
+    ]
+    for estimate in result.links:
+        se = estimate.standard_errors[0]
+        error = "±c" if np.isnan(se) else f"±{se:.1g}"
+        mass = f"{estimate.urdf.mass:.4f} → {estimate.identified.mass:.4f} {error}"
+        com = np.array2string(np.asarray(estimate.identified.com), precision=4, suppress_small=True)
+        rigid = "yes" if not consistency_problems(estimate.identified) else "NO"
+        lines.append(f"{estimate.link:<20}{mass:>34}{com:>40}{rigid:>12}")
+    lines.append("±c: determined only in combination with other parameters (a base parameter)")
+    return "\n".join(lines)
 
 
 def _payload_lines(payload: PayloadIdentification) -> list[str]:

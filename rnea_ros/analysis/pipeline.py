@@ -16,6 +16,7 @@ import numpy as np
 
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.analysis.fast_csv import write_rows
+from rnea_ros.analysis.link_inertia import links_regressor
 from rnea_ros.analysis.recording import JointChunk, RecordingError
 from rnea_ros.dynamics.corrections import CorrectedModel
 from rnea_ros.dynamics.model import RobotModel
@@ -273,12 +274,16 @@ def _delayed(chunk: JointChunk, at: np.ndarray) -> np.ndarray:
 
 
 def _payload_regressor(model: RobotModel, identification, q, qd, qdd, usable) -> np.ndarray | None:
-    """The identification's payload regressor at the usable rows (NaN elsewhere), if it has a payload."""
-    if not identification.payload_link:
+    """The identification's payload (or links') regressor at the usable rows (NaN elsewhere), if it has one."""
+    if not identification.payload_columns:
         return None
-    Y = np.full((*q.shape, 10), np.nan)
+    Y = np.full((*q.shape, identification.payload_columns), np.nan)
     if usable.any():
-        Y[usable] = model.payload_regressor(identification.payload_link, q[usable], qd[usable], qdd[usable])
+        state = q[usable], qd[usable], qdd[usable]
+        if identification.links:
+            Y[usable] = links_regressor(model, list(identification.links), *state)
+        else:
+            Y[usable] = model.payload_regressor(identification.payload_link, *state)
     return Y
 
 

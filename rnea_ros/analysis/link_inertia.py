@@ -1,0 +1,188 @@
+"""Every link's inertial parameters from a recording, kept physically consistent (no ROS).
+
+The torques are linear in the links' inertial parameters: τ = Σ_l Y_l(q, q̇, q̈) π_l, Y_l the
+regressor of a load on link l (``RobotModel.payload_regressor``), π_l its 10 parameters
+(``dynamics.payload``). A recording determines only some combinations of them (the base
+parameters: the rank of the stacked regressor); the rest stays at the URDF's values.
+
+The estimate keeps every link a rigid body: its pseudo-inertia
+
+    J = [[½ tr(I_o) 1 − I_o, m c], [(m c)ᵀ, m]]      (Wensing, Kim, Slotine 2017)
+
+is positive definite. J is written as U Uᵀ with U upper triangular in the log-Cholesky
+parametrisation of Rucker and Wensing (2022), so that any 10 real numbers give a physical body,
+and the least-squares cost (the identification's normal equations) plus a small pull toward the
+URDF is minimised over them by Levenberg–Marquardt.
+
+Only the link that a movable joint carries is changed (its ``<inertial>``): links fixed to it
+keep theirs, and what they get wrong is absorbed by it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from lxml import etree
+
+from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.dynamics.payload import Inertial, symmetric
+from rnea_ros.dynamics.urdf import parse_urdf
+
+PRIOR_WEIGHT = 1e-6  # the pull toward the URDF, relative to the data's information per parameter
+REGULARISATION = 1e-9  # what is added to a URDF pseudo-inertia that is not positive definite (massless links)
+
+
+# --- the pseudo-inertia and its log-Cholesky parameters ------------------------------------------
+def pseudo_inertia(pi: np.ndarray) -> np.ndarray:
+    """J (4×4) of π = [m, m·c, I_o entries] (link frame, about its origin)."""
+    I_o = symmetric(pi[4:10])
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(I_o) * np.eye(3) - I_o
+    J[:3, 3] = J[3, :3] = pi[1:4]
+    J[3, 3] = pi[0]
+    return J
+
+
+def parameters_of(J: np.ndarray) -> np.ndarray:
+    """π of a pseudo-inertia J."""
+    sigma = J[:3, :3]
+    I_o = np.trace(sigma) * np.eye(3) - sigma
+    return np.array([J[3, 3], *J[:3, 3], I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])
+
+
+def from_log_cholesky(theta: np.ndarray) -> np.ndarray:
+    """π of θ = [α, d1, d2, d3, s12, s23, s13, t1, t2, t3]: J = U Uᵀ, U = e^α [[e^d1, s12, s13, t1],
+    [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]]."""
+    alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = theta
+    with np.errstate(over="ignore", invalid="ignore"):  # a trial step too far gives inf: refused by its cost
+        e = np.exp([alpha, d1, d2, d3])
+        U = e[0] * np.array([[e[1], s12, s13, t1], [0.0, e[2], s23, t2], [0.0, 0.0, e[3], t3], [0.0, 0.0, 0.0, 1.0]])
+        return parameters_of(U @ U.T)
+
+
+def to_log_cholesky(pi: np.ndarray) -> np.ndarray:
+    """θ of π (made positive definite first if it is not: a massless or flat link)."""
+    J = pseudo_inertia(pi)
+    J = 0.5 * (J + J.T)
+    lowest = np.linalg.eigvalsh(J)[0]
+    floor = REGULARISATION * max(1.0, float(np.abs(J).max()))
+    if lowest < floor:
+        J = J + (floor - lowest) * np.eye(4)
+    flip = np.eye(4)[::-1]
+    U = flip @ np.linalg.cholesky(flip @ J @ flip) @ flip  # upper triangular, J = U Uᵀ
+    scale = U[3, 3]
+    U = U / scale
+    return np.array([math.log(scale), *np.log(np.diag(U)[:3]), U[0, 1], U[1, 2], U[0, 2], U[0, 3], U[1, 3], U[2, 3]])
+
+
+def _jacobian(theta: np.ndarray) -> np.ndarray:
+    """∂π/∂θ (10×10) by central differences (π is smooth in θ)."""
+    out = np.empty((10, 10))
+    for k in range(10):
+        step = 1e-6 * max(1.0, abs(theta[k]))
+        up, down = theta.copy(), theta.copy()
+        up[k] += step
+        down[k] -= step
+        out[:, k] = (from_log_cholesky(up) - from_log_cholesky(down)) / (2 * step)
+    return out
+
+
+# --- which links, and their regressor ------------------------------------------------------------
+def urdf_link_inertials(model: RobotModel, urdf: str) -> dict[str, Inertial]:
+    """The link each moving body is made of (the child link of its joint, whose frame is the
+    body's), with its own URDF inertial: the links whose parameters are identified."""
+    own = {link.name: Inertial(link.mass, link.com, link.inertia) for link in parse_urdf(urdf).links}
+    chosen: dict[int, str] = {}
+    for name, frame in model.tree.link_frames.items():
+        if frame.body < 0 or not (np.allclose(frame.R, np.eye(3)) and np.allclose(frame.p, 0.0)):
+            continue
+        if frame.body not in chosen or (own[chosen[frame.body]].mass == 0.0 and own[name].mass > 0.0):
+            chosen[frame.body] = name
+    return {chosen[b]: own[chosen[b]] for b in sorted(chosen)}
+
+
+def links_regressor(model: RobotModel, links: Sequence[str], q, qd, qdd) -> np.ndarray:
+    """(N, nv, 10·len(links)): the torques are Σ_l Y_l π_l."""
+    return np.concatenate([model.payload_regressor(link, q, qd, qdd) for link in links], axis=-1)
+
+
+# --- the consistent estimate ---------------------------------------------------------------------
+def consistent_estimate(
+    A: np.ndarray, b: np.ndarray, priors: Sequence[np.ndarray], iterations: int = 300
+) -> tuple[np.ndarray, int]:
+    """x = [δπ_1 … δπ_L, β] minimising xᵀAx − 2bᵀx + PRIOR_WEIGHT |x|² (Jacobi-scaled), with every
+    link's prior π_l + δπ_l a physical body. ``A``, ``b``: normal equations of the whole fit, the
+    links' 10 columns each first; β (the joint terms) is free. Returns (x, iterations used)."""
+    links = len(priors)
+    P = 10 * links
+    diagonal = np.sqrt(np.maximum(np.diag(A), 0.0))
+    s = np.where(diagonal > 0.0, diagonal, 1.0)
+    A_s = A / np.outer(s, s) + PRIOR_WEIGHT * np.eye(len(b))
+    b_s = b / s
+    prior = np.concatenate(priors) if links else np.zeros(0)
+    thetas = [to_log_cholesky(p) for p in priors]
+    beta = np.zeros(len(b) - P)
+
+    def scaled(thetas, beta) -> np.ndarray:
+        pis = np.concatenate([from_log_cholesky(t) for t in thetas]) if links else np.zeros(0)
+        return np.r_[(pis - prior) * s[:P], beta * s[P:]]
+
+    def cost(y) -> float:
+        return float(y @ A_s @ y - 2.0 * b_s @ y)
+
+    y = scaled(thetas, beta)
+    current, damping, used = cost(y), 1e-3, 0
+    while used < iterations:
+        used += 1
+        J = np.zeros((len(b), len(b)))
+        for l, theta in enumerate(thetas):
+            J[10 * l : 10 * l + 10, 10 * l : 10 * l + 10] = s[10 * l : 10 * l + 10, None] * _jacobian(theta)
+        J[P:, P:] = np.diag(s[P:])
+        H = J.T @ A_s @ J
+        g = J.T @ (A_s @ y - b_s)
+        improved = False
+        while damping < 1e12:
+            step = np.linalg.solve(H + damping * (np.diag(np.diag(H)) + 1e-12 * np.eye(len(b))), -g)
+            trial_thetas = [t + step[10 * l : 10 * l + 10] for l, t in enumerate(thetas)]
+            trial = scaled(trial_thetas, beta + step[P:])
+            with np.errstate(over="ignore", invalid="ignore"):
+                trial_cost = cost(trial) if np.all(np.isfinite(trial)) else math.inf
+            if trial_cost < current:
+                improved = current - trial_cost > 1e-13 * max(1.0, abs(current))
+                thetas, beta, y, current = trial_thetas, beta + step[P:], trial, trial_cost
+                damping = max(damping / 5.0, 1e-9)
+                break
+            damping *= 10.0
+        if not improved:
+            break
+    return y / s, used
+
+
+# --- the corrected URDF --------------------------------------------------------------------------
+def corrected_urdf(urdf: str, inertials: Mapping[str, Inertial]) -> str:
+    """The URDF with only these links' ``<inertial>`` replaced (centre of mass as the origin,
+    the inertia about it in the link's axes); everything else as it was written."""
+    root = etree.fromstring(urdf.encode(), etree.XMLParser(remove_blank_text=False, resolve_entities=False))
+    links = {element.get("name"): element for element in root.iter("link")}
+    for name, inertial in inertials.items():
+        link = links[name]
+        old = link.find("inertial")
+        new = _inertial_element(inertial)
+        if old is not None:
+            new.tail = old.tail
+            link.replace(old, new)
+        else:
+            link.insert(0, new)
+    return etree.tostring(root, encoding="unicode")
+
+
+def _inertial_element(inertial: Inertial) -> etree._Element:
+    element = etree.Element("inertial")
+    c, I = np.asarray(inertial.com, dtype=float), np.asarray(inertial.inertia, dtype=float)
+    etree.SubElement(element, "origin", xyz=" ".join(f"{x:.9g}" for x in c), rpy="0 0 0")
+    etree.SubElement(element, "mass", value=f"{inertial.mass:.9g}")
+    entries = {"ixx": I[0, 0], "ixy": I[0, 1], "ixz": I[0, 2], "iyy": I[1, 1], "iyz": I[1, 2], "izz": I[2, 2]}
+    etree.SubElement(element, "inertia", **{k: f"{v:.9g}" for k, v in entries.items()})
+    return element

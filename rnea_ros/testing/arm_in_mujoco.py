@@ -1,0 +1,46 @@
+"""The example arm in MuJoCo with what no URDF holds (joint damping, friction loss and rotor
+inertia set in the simulator only), tracking a trajectory: the identification tests' recordings.
+MuJoCo is imported inside ``simulate`` (see rnea_ros/simulation/sim_node.py on load order)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rnea_ros import RobotModel
+from rnea_ros.demo.trajectories import MultiSine
+from rnea_ros.testing.reference import ARM_URDF
+
+ARM = RobotModel.from_urdf(ARM_URDF)
+START = np.array([0.0, 1.0, 0.0, -1.5, 0.0, 1.5, 0.0, 0.02])
+KP = np.array([600.0, 900.0, 250.0, 150.0, 12.0, 15.0, 1.0, 40.0])
+KD = np.array([60.0, 90.0, 25.0, 15.0, 1.2, 1.5, 0.1, 4.0])
+TRUTH = {  # per arm joint: damping [N·m·s/rad], friction loss [N·m], armature [kg·m²]
+    "damping": np.array([2.0, 3.0, 1.5, 1.0, 0.3, 0.2, 0.1]),
+    "frictionloss": np.array([1.0, 1.5, 0.8, 0.6, 0.2, 0.15, 0.1]),
+    "armature": np.array([0.2, 0.3, 0.1, 0.1, 0.02, 0.02, 0.01]),
+}
+
+
+def simulate(
+    trajectory: MultiSine, seconds: float, controller: RobotModel = ARM, soft_friction: bool = False
+) -> tuple[np.ndarray, ...]:
+    """(q, q̇, q̈, applied τ) per 1 ms step of the true arm tracking ``trajectory`` with PD + the
+    inverse dynamics of ``controller`` (what its user runs). ``soft_friction``: MuJoCo's default
+    friction loss, which ramps up with velocity as a real joint's does, instead of the simulator's
+    stiffened one."""
+    from rnea_ros.simulation.physics import SimOptions, SimRobot
+
+    sim = SimRobot(ARM_URDF, SimOptions(keep_urdf_damping=False))
+    for key, values in TRUTH.items():
+        getattr(sim.model, f"dof_{key}")[:7] = values
+    if soft_friction:
+        sim.model.dof_solref[:] = [0.02, 1.0]
+        sim.model.dof_solimp[:] = [0.9, 0.95, 0.001, 0.5, 2.0]
+    sim.set_positions(dict(zip(ARM.joint_names, START, strict=True)))
+    rows = []
+    for k in range(int(seconds * 1000)):
+        q, qd = sim.positions()[:8], sim.velocities()[:8]
+        qr, qdr, qddr = trajectory.at(k * 1e-3)
+        sim.step(KP * (qr - q) + KD * (qdr - qd) + controller.inverse_dynamics(qr, qdr, qddr))
+        rows.append((q, qd, sim.data.qacc[:8].copy(), sim.applied[:8].copy()))
+    return tuple(np.array(column) for column in zip(*rows, strict=True))
