@@ -178,8 +178,9 @@ class Identification:
         for k in (0, 1):
             rows = fold == k
             self.count[k] += ok[rows].sum(axis=0)
-            self.xx[k] += np.einsum("nja,njb->jab", x[rows], x[rows])
-            self.xr[k] += np.einsum("nja,nj->ja", x[rows], r[rows])
+            by_joint = x[rows].transpose(1, 2, 0)  # (joints, columns, N): one matrix product per joint
+            self.xx[k] += by_joint @ by_joint.transpose(0, 2, 1)
+            self.xr[k] += (by_joint @ r[rows].T[:, :, None])[..., 0]
             self.rr[k] += (r[rows] ** 2).sum(axis=0)
             self.mm[k] += (np.where(ok[rows], measured[rows], 0.0) ** 2).sum(axis=0)
 
