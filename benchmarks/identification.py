@@ -21,24 +21,11 @@ import numpy as np
 from rnea_ros import RobotModel
 from rnea_ros.analysis.identify import Identification
 from rnea_ros.analysis.link_inertia import corrected_urdf, links_regressor, urdf_link_inertials
-from rnea_ros.demo.trajectories import MultiSine
 from rnea_ros.dynamics.payload import consistency_problems
-from rnea_ros.testing.arm_in_mujoco import ARM, START, TRUTH, simulate
+from rnea_ros.testing.arm_in_mujoco import ARM, LOWER, TRUTH, UPPER, exciting, gravity_errors, simulate
 from rnea_ros.testing.figures import write_table
 from rnea_ros.testing.perturbed import perturbed_urdf
-from rnea_ros.testing.reference import ARM_URDF, PinocchioReference
-
-LOWER = np.array([-2.9, -1.8, -2.9, -3.0, -2.9, -0.1, -np.pi, 0.0])
-UPPER = np.array([2.9, 1.8, 2.9, 0.0, 2.9, 3.7, np.pi, 0.04])
-
-
-def exciting(seed: int, frequencies, scale: float) -> MultiSine:
-    amplitudes = np.zeros((8, 3))
-    amplitudes[:7] = [0.5, 0.3, 0.15]
-    amplitudes[[1, 3, 5]] = [[0.25, 0.15, 0.08], [0.4, 0.2, 0.1], [0.5, 0.25, 0.1]]
-    amplitudes[:7] *= np.random.default_rng(seed).choice([-1.0, 1.0], size=(7, 3))
-    return MultiSine(START, scale * amplitudes, np.asarray(frequencies, dtype=float))
-
+from rnea_ros.testing.reference import ARM_URDF
 
 TRAIN, HELD_OUT = exciting(5, [0.23, 0.61, 1.3], 0.6), exciting(9, [0.17, 0.47, 1.1], 0.5)
 
@@ -63,13 +50,7 @@ def one_robot(seed: int) -> list[object]:
     after = np.sqrt(np.mean((applied - fixed.inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
     ratio = before[:7] / after[:7]
     poses = np.random.default_rng(2).uniform(LOWER, UPPER, size=(100, 8))
-    gravity = {}
-    for name, urdf in (("true", ARM_URDF), ("wrong", wrong_urdf), ("fixed", fixed_urdf)):
-        reference = PinocchioReference(urdf, RobotModel.from_urdf(urdf))
-        gravity[name] = np.array([reference.gravity_torques(pose) for pose in poses])
-    scale = np.abs(gravity["true"]).max(axis=0)
-    acting = scale > 1e-6
-    error = {k: np.abs(gravity[k] - gravity["true"]).max(axis=0)[acting] / scale[acting] for k in ("wrong", "fixed")}
+    error = gravity_errors({"wrong": wrong_urdf, "fixed": fixed_urdf}, poses)
     rigid = sum(not consistency_problems(e.identified) for e in result.links)
     armature = np.array([r.estimates["armature"].value for r in identification.results()[:7]])
     return [

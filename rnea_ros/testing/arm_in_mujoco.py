@@ -44,3 +44,31 @@ def simulate(
         sim.step(KP * (qr - q) + KD * (qdr - qd) + controller.inverse_dynamics(qr, qdr, qddr))
         rows.append((q, qd, sim.data.qacc[:8].copy(), sim.applied[:8].copy()))
     return tuple(np.array(column) for column in zip(*rows, strict=True))
+
+
+LOWER = np.array([-2.9, -1.8, -2.9, -3.0, -2.9, -0.1, -np.pi, 0.0])  # the URDF's limits (joint7 continuous)
+UPPER = np.array([2.9, 1.8, 2.9, 0.0, 2.9, 3.7, np.pi, 0.04])
+
+
+def exciting(seed: int, frequencies, scale: float = 0.6) -> MultiSine:
+    """A three-frequency multi-sine on joints 1–7 (signs drawn by ``seed``) that keeps within the limits."""
+    amplitudes = np.zeros((8, 3))
+    amplitudes[:7] = [0.5, 0.3, 0.15]
+    amplitudes[[1, 3, 5]] = [[0.25, 0.15, 0.08], [0.4, 0.2, 0.1], [0.5, 0.25, 0.1]]
+    amplitudes[:7] *= np.random.default_rng(seed).choice([-1.0, 1.0], size=(7, 3))
+    return MultiSine(START, scale * amplitudes, np.asarray(frequencies, dtype=float))
+
+
+def gravity_errors(urdfs: dict[str, str], poses: np.ndarray) -> dict[str, np.ndarray]:
+    """Per URDF, per joint gravity acts on: the largest error of its gravity torques against the
+    true arm's over ``poses``, relative to the joint's largest true gravity torque (Pinocchio's)."""
+    from rnea_ros.testing.reference import PinocchioReference
+
+    def gravity(urdf: str) -> np.ndarray:
+        reference = PinocchioReference(urdf, RobotModel.from_urdf(urdf))
+        return np.array([reference.gravity_torques(pose) for pose in poses])
+
+    true = gravity(ARM_URDF)
+    scale = np.abs(true).max(axis=0)
+    acting = scale > 1e-6  # joint1 turns about the vertical; joint7 carries nothing off its axis
+    return {name: np.abs(gravity(urdf) - true).max(axis=0)[acting] / scale[acting] for name, urdf in urdfs.items()}

@@ -11,24 +11,13 @@ import pytest
 from rnea_ros import RobotModel
 from rnea_ros.analysis.identify import Identification
 from rnea_ros.analysis.link_inertia import corrected_urdf, links_regressor, urdf_link_inertials
-from rnea_ros.demo.trajectories import MultiSine
 from rnea_ros.dynamics.payload import consistency_problems
-from rnea_ros.testing.arm_in_mujoco import ARM, START, TRUTH, simulate
+from rnea_ros.testing.arm_in_mujoco import ARM, LOWER, TRUTH, UPPER, exciting, gravity_errors, simulate
 from rnea_ros.testing.perturbed import perturbed_urdf
 from rnea_ros.testing.reference import ARM_URDF
 
 TRUE = ARM
 URDF_DYNAMICS = {"damping": np.r_[0.5, np.zeros(6)], "frictionloss": np.r_[0.1, np.zeros(6)]}  # joint1's <dynamics>
-LOWER = np.array([-2.9, -1.8, -2.9, -3.0, -2.9, -0.1, -np.pi, 0.0])
-UPPER = np.array([2.9, 1.8, 2.9, 0.0, 2.9, 3.7, np.pi, 0.04])
-
-
-def exciting(seed: int, frequencies, scale: float = 0.6) -> MultiSine:
-    amplitudes = np.zeros((8, 3))
-    amplitudes[:7] = [0.5, 0.3, 0.15]
-    amplitudes[[1, 3, 5]] = [[0.25, 0.15, 0.08], [0.4, 0.2, 0.1], [0.5, 0.25, 0.1]]
-    amplitudes[:7] *= np.random.default_rng(seed).choice([-1.0, 1.0], size=(7, 3))
-    return MultiSine(START, scale * amplitudes, np.asarray(frequencies, dtype=float))
 
 
 @pytest.fixture(scope="module")
@@ -95,22 +84,14 @@ def test_friction_is_found_beside_the_links_inertias(wrong_urdf_identified):
 
 def test_gravity_of_the_corrected_urdf_against_pinocchio(wrong_urdf_identified):
     pytest.importorskip("pinocchio")
-    from rnea_ros.testing.reference import PinocchioReference
-
     wrong_urdf, _, identification = wrong_urdf_identified
     fixed_urdf = corrected_urdf(wrong_urdf, identification.links_result().inertials())
     poses = np.random.default_rng(2).uniform(LOWER, UPPER, size=(100, 8))
-    gravity = {}
-    for name, urdf in (("true", ARM_URDF), ("wrong", wrong_urdf), ("fixed", fixed_urdf)):
-        reference = PinocchioReference(urdf, RobotModel.from_urdf(urdf))
-        gravity[name] = np.array([reference.gravity_torques(pose) for pose in poses])
-    scale = np.abs(gravity["true"]).max(axis=0)
-    acting = scale > 1e-6  # joint1 turns about the vertical; joint7 and the finger carry nothing off-axis
-    error = {k: np.abs(gravity[k] - gravity["true"]).max(axis=0)[acting] / scale[acting] for k in ("wrong", "fixed")}
+    error = gravity_errors({"wrong": wrong_urdf, "fixed": fixed_urdf}, poses)
     print("largest gravity error / the joint's largest gravity torque: wrong", error["wrong"].round(4))
     print("                                                           fixed", error["fixed"].round(4))
     assert error["wrong"].max() > 0.15
-    assert error["fixed"].max() < 0.03  # the issue asks 1 %: see the assertion's figures in the docs
+    assert error["fixed"].max() < 0.03  # the issue asks 1 %: see docs/figures/identification.md
 
 
 def test_friction_of_mujocos_default_shape_within_ten_percent_with_the_default_options():
