@@ -59,6 +59,7 @@ setup(
             "rnea_sim = rnea_ros.simulation.sim_node:main",
             "rnea_gains = rnea_ros.analysis.gains:entry_point",
             "rnea_play = rnea_ros.demo.player:main",
+            "rnea_excite = rnea_ros.analysis.excitation:entry_point",
         ],
     },
 )

@@ -1,7 +1,7 @@
 """rnea_play: move your own robot through a multi-sine about where it stands, through rnea_node.
 
     rnea_play [--joints j1 j2 ...] [--amplitude 0.1] [--frequencies 0.2 0.5] [--seconds 10]
-              [--wait 20] [--ros-args -r __ns:=/robot ...]
+              [--wait 20] [--excitation excitation.yaml] [--ros-args -r __ns:=/robot ...]
 
 Waits (at most ``--wait`` s) for ``joint_states``; its positions are the start. Then sends the
 trajectory q(t) = start + Σ a_k (1 − cos 2π f_k t) (positions, velocities, accelerations) to
@@ -9,7 +9,9 @@ rnea_node's ``desired_accelerations``, 60 points of 1 ms ahead of the newest joi
 every 10 ms, so that rnea_node's ``effort_commands`` are PD + inverse dynamics along it (set
 ``kp``/``kd``: rnea_gains proposes them). Once a second it prints the node's feed-forward
 efforts; at the end the RMS tracking error per joint, measured on joint_states. Needs no robot
-model: only joint names and positions. Exit code 1 when no joint_states came.
+model: only joint names and positions. Exit code 1 when no joint_states came. With
+``--excitation`` it plays rnea_excite's designed trajectory instead, once the robot stands at its
+start.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.analysis.excitation import load as load_excitation
 from rnea_ros.demo.closed_loop import SEND_PERIOD, trajectory_chunk
-from rnea_ros.demo.trajectories import MultiSine
+from rnea_ros.demo.trajectories import MultiSine, multisine
 
 LEAD = 0.5  # s of joint_states stamps between the start and trajectory time 0 (the node hears the first points)
 POINT_PERIOD = 1e-3  # s between the points sent
+START_TOLERANCE = 0.05  # rad or m between a designed excitation's start and where the robot stands
 MAX_SAMPLES = 2_000_000  # joint_states kept for the final figures (over half an hour at 1 kHz)
 
 
@@ -65,14 +69,6 @@ class Player(Node):
         self.feedforward = (list(msg.name), np.array(msg.effort))
 
 
-def multisine(start: np.ndarray, amplitude: float, frequencies: list[float]) -> MultiSine:
-    """Each joint moves by up to ``amplitude`` [rad or m] away from ``start``, joints out of phase."""
-    signs = np.where(np.arange(len(start)) % 2 == 0, 1.0, -1.0)
-    weights = np.linspace(1.0, 0.6, len(frequencies))
-    amplitudes = 0.5 * amplitude * np.outer(signs, weights / weights.sum())
-    return MultiSine(start, amplitudes, np.asarray(frequencies, dtype=float))
-
-
 def rms_table(joints: list[str], stamps: np.ndarray, q: np.ndarray, trajectory: MultiSine, t0: float) -> str:
     moving = stamps >= t0
     reference, _, _ = trajectory.at_times(stamps[moving] - t0)
@@ -82,7 +78,16 @@ def rms_table(joints: list[str], stamps: np.ndarray, q: np.ndarray, trajectory: 
     return "\n".join(lines)
 
 
-def play(player: Player, amplitude: float, frequencies: list[float], seconds: float, wait: float) -> int:
+def play(
+    player: Player,
+    amplitude: float,
+    frequencies: list[float],
+    seconds: float,
+    wait: float,
+    designed: MultiSine | None = None,
+) -> int:
+    """Plays the multi-sine about where the robot stands, or ``designed`` (rnea_excite's), which
+    must start where the robot stands."""
     log = player.get_logger()
     deadline = time.monotonic() + wait
     while player.newest is None and time.monotonic() < deadline:
@@ -91,7 +96,13 @@ def play(player: Player, amplitude: float, frequencies: list[float], seconds: fl
         log.error(f"no joint_states on '{player.resolve_topic_name('joint_states')}' within {wait:g} s")
         return 1
     start = player.positions[-1].copy()
-    trajectory = multisine(start, amplitude, frequencies)
+    trajectory = multisine(start, amplitude, frequencies) if designed is None else designed
+    if designed is not None and np.abs(designed.start - start).max() > START_TOLERANCE:
+        log.error(
+            f"the excitation starts at {np.round(designed.start, 3).tolist()}, the robot stands at "
+            f"{np.round(start, 3).tolist()}: move it there first (within {START_TOLERANCE} rad or m)"
+        )
+        return 1
     t0 = player.stamps[-1] + LEAD
     print(f"playing a multi-sine on {player.joints} from {np.round(start, 3).tolist()}", flush=True)
     sent = printed = time.monotonic()
@@ -127,13 +138,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--frequencies", type=float, nargs="+", default=[0.2, 0.5], help="[Hz]")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the trajectory")
     parser.add_argument("--wait", type=float, default=20.0, help="longest wait for joint_states [s]")
+    parser.add_argument("--excitation", help="play this rnea_excite file instead (its joints, from its start)")
     args = parser.parse_args(own)
+    designed = None
+    if args.excitation:
+        try:
+            args.joints, designed = load_excitation(args.excitation)
+        except ValueError as error:
+            parser.error(str(error))
     if not (0.0 < args.seconds <= 3600.0 and 0.0 <= args.amplitude <= 3.0):
         parser.error("--seconds must be in (0, 3600] and --amplitude in [0, 3]")
     rclpy.init(args=argv[len(own) :] and ["rnea_play", *argv[len(own) :]])
     player = Player(args.joints)
     try:
-        code = play(player, args.amplitude, args.frequencies, args.seconds, args.wait)
+        code = play(player, args.amplitude, args.frequencies, args.seconds, args.wait, designed)
     except KeyboardInterrupt:
         code = 130
     finally:

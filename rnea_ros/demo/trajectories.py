@@ -38,3 +38,11 @@ def fast_multisine(start: np.ndarray, moving: int, amplitude: float = 0.2, seed:
     amplitudes = np.zeros((len(start), 2))
     amplitudes[:moving] = amplitude * rng.choice([-1.0, 1.0], size=(moving, 2)) * np.array([1.0, 0.6])
     return MultiSine(np.asarray(start, dtype=float), amplitudes, np.array([0.4, 0.9]))
+
+
+def multisine(start: np.ndarray, amplitude: float, frequencies: list[float]) -> MultiSine:
+    """Each joint moves by up to ``amplitude`` [rad or m] away from ``start``, joints out of phase."""
+    signs = np.where(np.arange(len(start)) % 2 == 0, 1.0, -1.0)
+    weights = np.linspace(1.0, 0.6, len(frequencies))
+    amplitudes = 0.5 * amplitude * np.outer(signs, weights / weights.sum())
+    return MultiSine(start, amplitudes, np.asarray(frequencies, dtype=float))
