@@ -31,6 +31,8 @@ from rnea_ros.dynamics.payload import Inertial, symmetric
 from rnea_ros.dynamics.urdf import parse_urdf
 
 PRIOR_WEIGHT = 1e-6  # the pull toward the URDF, relative to the data's information per parameter
+PRIOR_FLOOR = 1e-9  # the least pull, relative to the scaled information of a parameter (1)
+LENGTH = 0.1  # m: the length the prior measures first moments and inertias with
 REGULARISATION = 1e-9  # what is added to a URDF pseudo-inertia that is not positive definite (massless links)
 
 
@@ -65,11 +67,10 @@ def from_log_cholesky(theta: np.ndarray) -> np.ndarray:
 def to_log_cholesky(pi: np.ndarray) -> np.ndarray:
     """θ of π (made positive definite first if it is not: a massless or flat link)."""
     J = pseudo_inertia(pi)
-    J = 0.5 * (J + J.T)
-    lowest = np.linalg.eigvalsh(J)[0]
-    floor = REGULARISATION * max(1.0, float(np.abs(J).max()))
-    if lowest < floor:
-        J = J + (floor - lowest) * np.eye(4)
+    moments, axes = np.linalg.eigh(0.5 * (J + J.T))
+    floor = REGULARISATION * max(1.0, float(np.abs(moments).max()))
+    if moments[0] < floor:  # the nearest positive definite matrix: eigenvalues clipped
+        J = (axes * np.maximum(moments, floor)) @ axes.T
     flip = np.eye(4)[::-1]
     U = flip @ np.linalg.cholesky(flip @ J @ flip) @ flip  # upper triangular, J = U Uᵀ
     scale = U[3, 3]
@@ -110,20 +111,30 @@ def links_regressor(model: RobotModel, links: Sequence[str], q, qd, qdd) -> np.n
 
 # --- the consistent estimate ---------------------------------------------------------------------
 def consistent_estimate(
-    A: np.ndarray, b: np.ndarray, priors: Sequence[np.ndarray], iterations: int = 300
+    A: np.ndarray, b: np.ndarray, priors: Sequence[np.ndarray], iterations: int = 1000
 ) -> tuple[np.ndarray, int]:
-    """x = [δπ_1 … δπ_L, β] minimising xᵀAx − 2bᵀx + PRIOR_WEIGHT |x|² (Jacobi-scaled), with every
-    link's prior π_l + δπ_l a physical body. ``A``, ``b``: normal equations of the whole fit, the
-    links' 10 columns each first; β (the joint terms) is free. Returns (x, iterations used)."""
+    """x = [δπ_1 … δπ_L, β] minimising xᵀAx − 2bᵀx + Σ_k PRIOR_WEIGHT·(x_k / u_k)² ·(mean information
+    per parameter), with every link's prior π_l + δπ_l a physical body. ``A``, ``b``: normal
+    equations of the whole fit, the links' 10 columns each first; β (the joint terms) is free. u_k:
+    a physical unit of each parameter (the link's mass, times 0.1 m, times (0.1 m)²; 1 for the
+    joint terms): where the data hold less than that, the prior wins. Starts from the regularised
+    least-squares solution, each link moved to the nearest body. Returns (x, iterations used)."""
     links = len(priors)
     P = 10 * links
     diagonal = np.sqrt(np.maximum(np.diag(A), 0.0))
     s = np.where(diagonal > 0.0, diagonal, 1.0)
-    A_s = A / np.outer(s, s) + PRIOR_WEIGHT * np.eye(len(b))
+    units = np.ones(len(b))
+    for l, p in enumerate(priors):
+        mass = max(float(p[0]), 0.01)
+        units[10 * l : 10 * l + 10] = mass * np.array([1.0, *[LENGTH] * 3, *[LENGTH**2] * 6])
+    A_s = A / np.outer(s, s)
+    # never below PRIOR_FLOOR of the (unit) diagonal: a direction the data leave free stays solvable
+    A_s += np.diag(np.maximum(PRIOR_WEIGHT / (s * units) ** 2, PRIOR_FLOOR))
     b_s = b / s
     prior = np.concatenate(priors) if links else np.zeros(0)
-    thetas = [to_log_cholesky(p) for p in priors]
-    beta = np.zeros(len(b) - P)
+    start = np.linalg.solve(A_s, b_s) / s
+    thetas = [to_log_cholesky(p + start[10 * l : 10 * l + 10]) for l, p in enumerate(priors)]
+    beta = start[P:].copy()
 
     def scaled(thetas, beta) -> np.ndarray:
         pis = np.concatenate([from_log_cholesky(t) for t in thetas]) if links else np.zeros(0)

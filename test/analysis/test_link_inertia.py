@@ -36,9 +36,10 @@ def test_a_rod_point_masses_pseudo_inertia_is_its_second_moment():
 def test_the_estimate_is_the_least_squares_one_when_that_is_a_body_and_a_body_when_it_is_not():
     prior = Inertial(1.0, np.array([0.1, 0.0, 0.0]), np.diag([0.01, 0.02, 0.02])).parameters()
     target = Inertial(1.3, np.array([0.12, 0.01, 0.0]), np.diag([0.012, 0.02, 0.025])).parameters()
-    A = np.diag(np.linspace(1.0, 3.0, 10))  # a well-determined quadratic around the target
+    units = np.array([1.0, *[0.1] * 3, *[0.01] * 6])  # kg, kg·m, kg·m² of a 1 kg link 0.1 m long
+    A = np.diag(1e4 * np.linspace(1.0, 3.0, 10) / units**2)  # a quadratic that determines every parameter
     x, _ = consistent_estimate(A, A @ (target - prior), [prior])
-    np.testing.assert_allclose(prior + x, target, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(prior + x, target, rtol=1e-6, atol=1e-9)
     impossible = target.copy()
     impossible[0] = -0.5  # a negative mass: the estimate stays a body, the nearest the cost allows
     x, _ = consistent_estimate(A, A @ (impossible - prior), [prior])
