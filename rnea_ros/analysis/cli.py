@@ -23,7 +23,8 @@ stays bounded for recordings of any length.
 to the residual, prints each value with its standard error (or why the recording cannot
 determine it) and writes OUT/corrections.yaml (schema: rnea_ros/dynamics/corrections.py).
 The width is chosen per joint (0.001–0.2 rad/s) by the residual on held-out samples (alternate
-1,000-sample blocks, fitted on one and tested on the other), unless --coulomb-width fixes it.
+1,000-sample blocks, fitted on one and tested on the other), unless --coulomb-width fixes it;
+OUT/friction.png shows each joint's fitted friction against the recording's.
 With --inertia, every link's 10 inertial parameters are fitted with them (the combinations the
 recording determines; the rest stays at the URDF's), each link kept a rigid body, and
 OUT/corrected.urdf is written: the URDF with only those links' <inertial> changed.
@@ -52,7 +53,7 @@ from rnea_ros.analysis.identify import Identification, identification_table, lin
 from rnea_ros.analysis.link_inertia import corrected_urdf, urdf_link_inertials
 from rnea_ros.analysis.parquet import ParquetSamples
 from rnea_ros.analysis.pipeline import analyze, sample_columns, summary_table
-from rnea_ros.analysis.plot import write_plot
+from rnea_ros.analysis.plot import write_friction_plot, write_plot
 from rnea_ros.analysis.recording import (
     DEFAULT_CHUNK,
     RecordingError,
@@ -250,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             save_corrections(identification.corrections(), corrections_path)
             outputs.append(corrections_path)
+            write_friction_plot(identification, args.out / "friction.png")
+            outputs.append(args.out / "friction.png")
             if args.inertia:
                 outputs.append(write_corrected_urdf(identification, description, args.out / "corrected.urdf"))
         except (CorrectionsError, OSError) as error:

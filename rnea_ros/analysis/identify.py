@@ -19,7 +19,7 @@ entries are identified; otherwise the payload is written as a point mass.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,8 @@ FEATURES = ("viscous", "coulomb", "armature", "offset")
 # least RMS of each regressor for it to count as excited: q̇ [rad/s], tanh(q̇/w) about its mean, q̈ [rad/s²]
 EXCITATION = {"viscous": 0.05, "coulomb": 0.3, "armature": 0.2, "offset": 0.0}
 WIDTHS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)  # rad/s: the tanh widths tried per joint
+_MAGNITUDES = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
+VELOCITY_EDGES = np.array([-m for m in reversed(_MAGNITUDES)] + [0.0] + _MAGNITUDES)  # rad/s: friction plot bins
 FOLD_SAMPLES = 1000  # samples are split into alternate blocks of this many, to fit on one and test on the other
 RESOLUTION = 0.01  # a parameter's uncertainty, as torque, below 1 % of the joint's torque RMS
 BASE_TOLERANCE = 1e-9  # with links: eigenvalues of the scaled normal matrix below this × the largest are unidentified
@@ -91,6 +93,7 @@ class _Solution:
     joints: list[JointIdentification]
     payload: PayloadIdentification | None
     links: LinksIdentification | None = None
+    thetas: list = field(default_factory=list)  # per joint: (columns of x, their fitted values)
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,10 @@ class Identification:
         self.xr = np.zeros((2, n, width))  # Σ x r
         self.rr = np.zeros((2, n))  # Σ r²
         self.mm = np.zeros((2, n))  # Σ measured²
+        # per joint and velocity bin, for the friction plot: Σ x, Σ r, count
+        self.binned_x = np.zeros((n, len(VELOCITY_EDGES) + 1, width))
+        self.binned_r = np.zeros((n, len(VELOCITY_EDGES) + 1))
+        self.binned_count = np.zeros((n, len(VELOCITY_EDGES) + 1), dtype=np.int64)
 
     def merge(self, other: Identification) -> None:
         """Pools another recording's sums into these (same joints, widths and payload link or
@@ -143,6 +150,9 @@ class Identification:
         ):
             raise ValueError("identifications of different joints, Coulomb widths or payloads cannot be pooled")
         self.samples += other.samples
+        self.binned_x += other.binned_x
+        self.binned_r += other.binned_r
+        self.binned_count += other.binned_count
         self.count += other.count
         self.xx += other.xx
         self.xr += other.xr
@@ -173,6 +183,12 @@ class Identification:
         own = [v, *(np.tanh(v / w) for w in self.widths), a, np.ones_like(v)]
         columns.append(np.stack(own, axis=-1) * ok[..., None])
         x = np.concatenate(columns, axis=-1)
+        bins = np.digitize(v, VELOCITY_EDGES)
+        for j in range(len(self.joint_names)):
+            rows = ok[:, j]
+            np.add.at(self.binned_x[j], bins[rows, j], x[rows, j])
+            np.add.at(self.binned_r[j], bins[rows, j], r[rows, j])
+            np.add.at(self.binned_count[j], bins[rows, j], 1)
         fold = ((self.samples + np.arange(len(r))) // FOLD_SAMPLES) % 2
         self.samples += len(r)
         for k in (0, 1):
@@ -189,6 +205,20 @@ class Identification:
 
     def payload(self) -> PayloadIdentification | None:
         return self._solve().payload
+
+    def friction_points(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per joint: the mean velocity of each velocity bin and the mean residual there less
+        everything fitted but friction (the data the friction curve is fitted to)."""
+        solution, P, K = self._solve(), self.payload_columns, len(self.widths)
+        friction_columns = set(range(P, P + 1 + K))  # q̇ and every tanh
+        out = []
+        for j, (columns, theta) in enumerate(solution.thetas):
+            count = np.maximum(self.binned_count[j], 1)
+            other = [i for i, c in enumerate(columns) if c not in friction_columns]
+            residual = self.binned_r[j] - self.binned_x[j][:, columns[other]] @ theta[other]
+            used = self.binned_count[j] > 0
+            out.append((self.binned_x[j][used, P] / count[used], residual[used] / count[used]))
+        return out
 
     def links_result(self) -> LinksIdentification | None:
         """Every link's identified inertial (with ``links``), physically consistent."""
@@ -244,7 +274,9 @@ class Identification:
         payload = (
             self._payload_result(theta[:P], variances[:P], torque_rms, fit.condition) if self.payload_link else None
         )
-        return _Solution(joints, payload, links)
+        chosen = [self._columns(k) for k in self._chosen]
+        fitted_columns = [chosen[j][local[j]] for j in range(n_joints)]
+        return _Solution(joints, payload, links, [(c, theta[index[j]]) for j, c in enumerate(fitted_columns)])
 
     def _choose_widths(self) -> None:
         """Per joint, the tanh width whose fit (the joint alone, every column of it) predicts the
@@ -256,6 +288,7 @@ class Identification:
             if K > 1 and self.count[:, j].min() >= 10:
                 self.held_out[j] = [self._held_out_rms(j, self._columns(k)) for k in range(K)]
                 chosen[j] = int(np.nanargmin(np.where(np.isfinite(self.held_out[j]), self.held_out[j], np.inf)))
+        self._chosen = chosen
         self.chosen_widths = np.array([self.widths[k] for k in chosen])
         self._count, self._rr, self._mm = self.count.sum(axis=0), self.rr.sum(axis=0), self.mm.sum(axis=0)
         columns = [self._columns(k) for k in chosen]

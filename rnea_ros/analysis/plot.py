@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rnea_ros.analysis.identify import Identification
 from rnea_ros.analysis.pipeline import Analysis
 
 
@@ -32,6 +33,38 @@ def write_plot(analysis: Analysis, path: Path) -> None:
     axes[0].legend(fontsize=8, loc="upper right")
     axes[0].set_title("measured efforts vs rigid-body model")
     axes[-1].set_xlabel("time [s]")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def write_friction_plot(identification: Identification, path: Path) -> None:
+    """Per joint: the residual less everything fitted but friction, averaged per velocity bin,
+    and the fitted viscous·q̇ + Coulomb·tanh(q̇/width)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = identification.results()
+    points = identification.friction_points()
+    n = len(results)
+    columns = min(n, 4)
+    rows = (n + columns - 1) // columns
+    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows), squeeze=False)
+    for ax, result, (velocity, friction) in zip(axes.ravel(), results, points, strict=False):
+        ax.plot(velocity, friction, "o", ms=3, label="recording (bin means)")
+        viscous, coulomb = (result.estimates[k].value or 0.0 for k in ("viscous", "coulomb"))
+        if len(velocity):
+            grid = np.linspace(velocity.min(), velocity.max(), 400)
+            ax.plot(grid, viscous * grid + coulomb * np.tanh(grid / result.coulomb_width), lw=1, label="fitted")
+        ax.set_title(f"{result.name} (width {result.coulomb_width:g} rad/s)", fontsize=8)
+        ax.set_xlabel("q̇ [rad/s]", fontsize=7)
+        ax.tick_params(labelsize=7)
+    for ax in axes.ravel()[n:]:
+        ax.axis("off")
+    axes[0, 0].set_ylabel("friction [N·m]", fontsize=7)
+    axes[0, 0].legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

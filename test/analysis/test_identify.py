@@ -138,3 +138,28 @@ def test_payload_corrections_are_checked():
         Corrections.from_dict({**good, "payload": {**good["payload"], "link": "nowhere"}}).check_joints(
             ARM.joint_names, ARM.link_names
         )
+
+
+def test_the_tanh_width_is_chosen_on_held_out_samples_and_the_friction_points_follow_the_curve(tmp_path):
+    """Friction that saturates over 0.05 rad/s, written by hand: the width chosen per joint is
+    the one it was made with, and the friction plot's points (bin means of the residual less
+    everything but friction) lie on it."""
+    from rnea_ros.analysis.plot import write_friction_plot
+
+    rng = np.random.default_rng(5)
+    t = np.arange(0, 30, 0.001)[:, None]
+    qd = np.hstack([0.6 * np.sin(0.9 * t) * np.sin(0.13 * t), 0.4 * np.cos(1.7 * t)])
+    qdd = np.gradient(qd, 0.001, axis=0)
+    friction = np.array([2.0, 0.5]) * qd + np.array([1.5, 0.8]) * np.tanh(qd / 0.05)
+    measured = friction + 0.05 * qdd + 0.3 + rng.normal(0, 0.005, qd.shape)
+    identification = Identification(["a", "b"], None)  # None: chosen (rnea_analyze's default)
+    for rows in np.array_split(np.arange(len(t)), 9):
+        identification.add(measured[rows], np.zeros_like(qd[rows]), qd[rows], qdd[rows])
+    results = identification.results()
+    assert [r.coulomb_width for r in results] == [0.05, 0.05]
+    assert results[0].estimates["coulomb"].value == pytest.approx(1.5, rel=0.02)
+    for j, (velocity, points) in enumerate(identification.friction_points()):
+        expected = [2.0, 0.5][j] * velocity + [1.5, 0.8][j] * np.tanh(velocity / 0.05)
+        np.testing.assert_allclose(points, expected, atol=0.03)
+    write_friction_plot(identification, tmp_path / "friction.png")
+    assert (tmp_path / "friction.png").stat().st_size > 10_000
