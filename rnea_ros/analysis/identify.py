@@ -138,6 +138,7 @@ class Identification:
         self.binned_x = np.zeros((n, len(VELOCITY_EDGES) + 1, width))
         self.binned_r = np.zeros((n, len(VELOCITY_EDGES) + 1))
         self.binned_count = np.zeros((n, len(VELOCITY_EDGES) + 1), dtype=np.int64)
+        self._version, self._solution = 0, None  # the sums' version, and the fit of a version
 
     def merge(self, other: Identification) -> None:
         """Pools another recording's sums into these (same joints, widths and payload link or
@@ -149,6 +150,7 @@ class Identification:
             list(self.links),
         ):
             raise ValueError("identifications of different joints, Coulomb widths or payloads cannot be pooled")
+        self._version += 1
         self.samples += other.samples
         self.binned_x += other.binned_x
         self.binned_r += other.binned_r
@@ -183,6 +185,7 @@ class Identification:
         own = [v, *(np.tanh(v / w) for w in self.widths), a, np.ones_like(v)]
         columns.append(np.stack(own, axis=-1) * ok[..., None])
         x = np.concatenate(columns, axis=-1)
+        self._version += 1
         bins = np.digitize(v, VELOCITY_EDGES)
         for j in range(len(self.joint_names)):
             rows = ok[:, j]
@@ -239,6 +242,12 @@ class Identification:
 
     # --- the fit ---------------------------------------------------------------------------------
     def _solve(self) -> _Solution:
+        """The fit of the sums so far (kept until samples are added or merged)."""
+        if self._solution is None or self._solution[0] != self._version:
+            self._solution = (self._version, self._fit_all())
+        return self._solution[1]
+
+    def _fit_all(self) -> _Solution:
         P, n_joints = self.payload_columns, len(self.joint_names)
         self._choose_widths()
         usable = self._count >= 10
@@ -288,6 +297,8 @@ class Identification:
             if K > 1 and self.count[:, j].min() >= 10:
                 self.held_out[j] = [self._held_out_rms(j, self._columns(k)) for k in range(K)]
                 chosen[j] = int(np.nanargmin(np.where(np.isfinite(self.held_out[j]), self.held_out[j], np.inf)))
+        if K > 1 and P and n_joints:
+            chosen = self._choose_widths_together(chosen)
         self._chosen = chosen
         self.chosen_widths = np.array([self.widths[k] for k in chosen])
         self._count, self._rr, self._mm = self.count.sum(axis=0), self.rr.sum(axis=0), self.mm.sum(axis=0)
@@ -300,6 +311,51 @@ class Identification:
         """A joint's columns with the k-th width's tanh: [shared, q̇, tanh_k, q̈, 1]."""
         P, K = self.payload_columns, len(self.widths)
         return np.r_[np.arange(P), P, P + 1 + k, P + 1 + K, P + 2 + K].astype(int)
+
+    def _choose_widths_together(self, chosen: np.ndarray, sweeps: int = 2) -> np.ndarray:
+        """With shared columns (links, payload) the joints are fitted together: each joint's width
+        is then chosen by the held-out residual of the whole fit, one joint at a time (a joint
+        alone, with its own copy of the shared columns, fits too freely to tell)."""
+        chosen = chosen.copy()
+        usable = self.count.min(axis=0) >= 10
+        for _ in range(sweeps):
+            for j in np.flatnonzero(usable):
+                trials = []
+                for k in range(len(self.widths)):
+                    chosen[j] = k
+                    trials.append(self._held_out_together(chosen, usable))
+                scores = [
+                    float(np.sum(rms**2 * self.count.sum(axis=0) / np.maximum(self.mm.sum(axis=0), 1e-30)))
+                    for rms in trials
+                ]
+                chosen[j] = int(np.argmin(scores))
+                self.held_out[j] = [rms[j] for rms in trials]
+        return chosen
+
+    def _held_out_together(self, chosen: np.ndarray, usable: np.ndarray) -> np.ndarray:
+        """Per joint: the held-out residual RMS of the whole fit with these widths (both folds),
+        each joint weighted by its torque's mean square."""
+        P, n = self.payload_columns, len(self.joint_names)
+        rss = np.zeros(n)
+        weights = np.where(usable, self.count.sum(axis=0) / np.maximum(self.mm.sum(axis=0), 1e-30), 0.0)
+        blocks = [np.r_[np.arange(P), P + 4 * j + np.arange(4)].astype(int) for j in range(n)]
+        columns = [self._columns(k) for k in chosen]
+        for fit, test in ((0, 1), (1, 0)):
+            A, b = np.zeros((P + 4 * n, P + 4 * n)), np.zeros(P + 4 * n)
+            for j in np.flatnonzero(usable):
+                g, c = blocks[j], columns[j]
+                A[np.ix_(g, g)] += weights[j] * self.xx[fit, j][np.ix_(c, c)]
+                b[g] += weights[j] * self.xr[fit, j][c]
+            diagonal = np.sqrt(np.diag(A))
+            scale = np.where(diagonal > 0.0, diagonal, 1.0)
+            theta = (
+                np.linalg.pinv(A / np.outer(scale, scale), rcond=BASE_TOLERANCE, hermitian=True) @ (b / scale) / scale
+            )
+            for j in np.flatnonzero(usable):
+                t, c = theta[blocks[j]], columns[j]
+                xx, xr = self.xx[test, j][np.ix_(c, c)], self.xr[test, j][c]
+                rss[j] += max(self.rr[test, j] - 2 * t @ xr + t @ xx @ t, 0.0)
+        return np.sqrt(rss / np.maximum(self.count.sum(axis=0), 1))
 
     def _held_out_rms(self, j: int, columns: np.ndarray) -> float:
         rss = 0.0

@@ -40,11 +40,17 @@ def wrong_urdf_identified():
             qdd[rows],
             links_regressor(wrong, list(links), *state),
         )
-    return wrong_urdf, wrong, identification
+    return wrong_urdf, wrong, identification, (q, qd, qdd, applied)
+
+
+@pytest.fixture(scope="module")
+def held_out(wrong_urdf_identified):
+    """Another trajectory, the same controller: (q, q̇, q̈, applied τ)."""
+    return simulate(exciting(9, [0.17, 0.47, 1.1], 0.5), 15.0, wrong_urdf_identified[1])
 
 
 def test_the_wrong_urdf_is_really_wrong(wrong_urdf_identified):
-    wrong_urdf, _, _ = wrong_urdf_identified
+    wrong_urdf = wrong_urdf_identified[0]
     true_links = urdf_link_inertials(TRUE, ARM_URDF)
     for link, inertial in urdf_link_inertials(TRUE, wrong_urdf).items():
         if true_links[link].mass > 0.0:
@@ -53,7 +59,7 @@ def test_the_wrong_urdf_is_really_wrong(wrong_urdf_identified):
 
 
 def test_every_identified_link_is_a_rigid_body_and_the_urdf_reads_back(wrong_urdf_identified):
-    wrong_urdf, _, identification = wrong_urdf_identified
+    wrong_urdf, _, identification, _ = wrong_urdf_identified
     result = identification.links_result()
     assert len(result.links) == 9 and 0 < result.base_parameters < result.parameters
     for estimate in result.links:
@@ -62,13 +68,20 @@ def test_every_identified_link_is_a_rigid_body_and_the_urdf_reads_back(wrong_urd
     assert fixed.joint_names == TRUE.joint_names and not fixed.warnings
 
 
-def test_held_out_torques_five_times_closer_than_with_the_wrong_urdf(wrong_urdf_identified):
-    wrong_urdf, wrong, identification = wrong_urdf_identified
+def held_out_rms(wrong_urdf_identified, held_out) -> np.ndarray:
+    """Per joint: the held-out residual RMS of the corrected URDF with its corrections."""
+    wrong_urdf, _, identification, _ = wrong_urdf_identified
     fixed_urdf = corrected_urdf(wrong_urdf, identification.links_result().inertials())
     fixed = RobotModel.from_urdf(fixed_urdf).with_corrections(identification.corrections())
-    q, qd, qdd, applied = simulate(exciting(9, [0.17, 0.47, 1.1], 0.5), 15.0, wrong)  # another trajectory
+    q, qd, qdd, applied = held_out
+    return np.sqrt(np.mean((applied - fixed.inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
+
+
+def test_held_out_torques_five_times_closer_than_with_the_wrong_urdf(wrong_urdf_identified, held_out):
+    wrong = wrong_urdf_identified[1]
+    q, qd, qdd, applied = held_out
     before = np.sqrt(np.mean((applied - wrong.with_corrections(None).inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
-    after = np.sqrt(np.mean((applied - fixed.inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
+    after = held_out_rms(wrong_urdf_identified, held_out)
     print("held-out RMS [N·m] before", before.round(4), "after", after.round(4), "ratio", (before / after).round(1))
     assert np.all(after[:7] * 5.0 < before[:7])  # joint7, whose torques are the smallest, at 5.3×
 
@@ -84,9 +97,32 @@ def test_friction_is_found_beside_the_links_inertias(wrong_urdf_identified):
     np.testing.assert_allclose(found["coulomb"], TRUTH["frictionloss"] - URDF_DYNAMICS["frictionloss"], rtol=0.1)
 
 
+def test_no_worse_than_figaroh_on_the_same_recording(wrong_urdf_identified, held_out):
+    """FIGAROH's documented method (base parameters by its double QR, least squares) on the same
+    60 s and the same held-out trajectory: RMS over joints 1–7 no higher than its."""
+    pytest.importorskip("figaroh")
+    import pinocchio
+
+    from rnea_ros.testing.figaroh_reference import figaroh_fit, pinocchio_states
+
+    wrong_urdf, _, _, recording = wrong_urdf_identified
+    model = pinocchio.buildModelFromXML(wrong_urdf)
+    pin = (model, model.createData())
+    followers = {"finger_right_joint": "finger_left_joint"}
+    fit = figaroh_fit(
+        pin, *pinocchio_states(model, TRUE.joint_names, followers, *recording[:3]), recording[3][:, :7], 7
+    )
+    q, qd, qdd, applied = held_out
+    theirs = applied[:, :7] - fit.predict(pin, *pinocchio_states(model, TRUE.joint_names, followers, q, qd, qdd))
+    theirs = np.sqrt(np.mean(theirs**2, axis=0))
+    ours = held_out_rms(wrong_urdf_identified, held_out)[:7]
+    print("held-out RMS [N·m] ours", ours.round(4), "FIGAROH's", theirs.round(4), f"({len(fit.base)} base parameters)")
+    assert np.sqrt(np.mean(ours**2)) <= np.sqrt(np.mean(theirs**2))
+
+
 def test_gravity_of_the_corrected_urdf_against_pinocchio(wrong_urdf_identified):
     pytest.importorskip("pinocchio")
-    wrong_urdf, _, identification = wrong_urdf_identified
+    wrong_urdf, _, identification, _ = wrong_urdf_identified
     fixed_urdf = corrected_urdf(wrong_urdf, identification.links_result().inertials())
     poses = np.random.default_rng(2).uniform(LOWER, UPPER, size=(100, 8))
     error = gravity_errors({"wrong": wrong_urdf, "fixed": fixed_urdf}, poses)
