@@ -83,19 +83,10 @@ def one_robot(seed: int, designed: bool, versus: list) -> list[object]:
 
 def against_figaroh(seed: int, urdf: str, recording, held_out, ours: np.ndarray, our_wall: float) -> list[object]:
     """FIGAROH's base parameters (double QR, least squares) on the same recording and URDF."""
-    import pinocchio
+    from rnea_ros.testing.figaroh_reference import figaroh_held_out
 
-    from rnea_ros.testing.figaroh_reference import figaroh_fit, pinocchio_states
-
-    model = pinocchio.buildModelFromXML(urdf)
-    model_and_data = (model, model.createData())
     followers = {"finger_right_joint": "finger_left_joint"}
-    fit = figaroh_fit(
-        model_and_data, *pinocchio_states(model, ARM.joint_names, followers, *recording[:3]), recording[3][:, :7], 7
-    )
-    q, qd, qdd, applied = held_out
-    predicted = fit.predict(model_and_data, *pinocchio_states(model, ARM.joint_names, followers, q, qd, qdd))
-    theirs = np.sqrt(np.mean((applied[:, :7] - predicted) ** 2, axis=0))
+    theirs, fit = figaroh_held_out(urdf, ARM.joint_names, followers, recording, held_out, 7)
     return [
         seed,
         f"{np.sqrt(np.mean(ours**2)):.4f}",

@@ -78,3 +78,18 @@ def figaroh_fit(model_and_data, q, qd, qdd, tau: np.ndarray, joints: int) -> Fig
     decomposer = QRDecomposer()
     _, _, _, phi = decomposer.double_decomposition(tau.T.reshape(-1), W[:, kept], names)
     return FigarohFit(joints, kept, list(decomposer.base_indices), np.asarray(phi), time.perf_counter() - started)
+
+
+def figaroh_held_out(urdf: str, names: list[str], followers: dict[str, str], recording, held_out, joints: int):
+    """(per joint held-out residual RMS, the fit): FIGAROH fitted on ``recording`` and predicting
+    ``held_out``, both (q, q̇, q̈, τ) in our coordinates, its model built from ``urdf``."""
+    import pinocchio
+
+    model = pinocchio.buildModelFromXML(urdf)
+    model_and_data = (model, model.createData())
+    fit = figaroh_fit(
+        model_and_data, *pinocchio_states(model, names, followers, *recording[:3]), recording[3][:, :joints], joints
+    )
+    q, qd, qdd, tau = held_out
+    predicted = fit.predict(model_and_data, *pinocchio_states(model, names, followers, q, qd, qdd))
+    return np.sqrt(np.mean((tau[:, :joints] - predicted) ** 2, axis=0)), fit

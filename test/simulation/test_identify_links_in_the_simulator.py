@@ -101,20 +101,11 @@ def test_no_worse_than_figaroh_on_the_same_recording(wrong_urdf_identified, held
     """FIGAROH's documented method (base parameters by its double QR, least squares) on the same
     60 s and the same held-out trajectory: RMS over joints 1–7 no higher than its."""
     pytest.importorskip("figaroh")
-    import pinocchio
-
-    from rnea_ros.testing.figaroh_reference import figaroh_fit, pinocchio_states
+    from rnea_ros.testing.figaroh_reference import figaroh_held_out
 
     wrong_urdf, _, _, recording = wrong_urdf_identified
-    model = pinocchio.buildModelFromXML(wrong_urdf)
-    pin = (model, model.createData())
     followers = {"finger_right_joint": "finger_left_joint"}
-    fit = figaroh_fit(
-        pin, *pinocchio_states(model, TRUE.joint_names, followers, *recording[:3]), recording[3][:, :7], 7
-    )
-    q, qd, qdd, applied = held_out
-    theirs = applied[:, :7] - fit.predict(pin, *pinocchio_states(model, TRUE.joint_names, followers, q, qd, qdd))
-    theirs = np.sqrt(np.mean(theirs**2, axis=0))
+    theirs, fit = figaroh_held_out(wrong_urdf, TRUE.joint_names, followers, recording, held_out, 7)
     ours = held_out_rms(wrong_urdf_identified, held_out)[:7]
     print("held-out RMS [N·m] ours", ours.round(4), "FIGAROH's", theirs.round(4), f"({len(fit.base)} base parameters)")
     assert np.sqrt(np.mean(ours**2)) <= np.sqrt(np.mean(theirs**2))
