@@ -4,6 +4,8 @@ MuJoCo is imported inside ``simulate`` (see rnea_ros/simulation/sim_node.py on l
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from rnea_ros import RobotModel
@@ -72,3 +74,28 @@ def gravity_errors(urdfs: dict[str, str], poses: np.ndarray) -> dict[str, np.nda
     scale = np.abs(true).max(axis=0)
     acting = scale > 1e-6  # joint1 turns about the vertical; joint7 carries nothing off its axis
     return {name: np.abs(gravity(urdf) - true).max(axis=0)[acting] / scale[acting] for name, urdf in urdfs.items()}
+
+
+def record_wrong_arm(seed: int, folder: Path, seconds: float = 60.0) -> tuple[Path, Path]:
+    """What a user of a URDF with wrong inertias does first: rnea_excite's excitation (designed on
+    that URDF) recorded on the true arm. Writes ``wrong.urdf`` (``testing.perturbed``, ``seed``)
+    and ``excitation.csv`` (time, positions, velocities, efforts, as rnea_analyze reads them)."""
+    from rnea_ros.analysis.excitation import design
+    from rnea_ros.testing.perturbed import perturbed_urdf
+
+    wrong_urdf = perturbed_urdf(ARM_URDF, seed=seed)
+    wrong = RobotModel.from_urdf(wrong_urdf)
+    excitation = design(wrong, wrong_urdf, START, moving=np.r_[np.ones(7, dtype=bool), False], iterations=200)
+    q, qd, _, applied = simulate(excitation.trajectory, seconds, wrong)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "wrong.urdf").write_text(wrong_urdf)
+    header = ["time"] + [f"{n}.{k}" for k in ("position", "velocity", "effort") for n in ARM.joint_names]
+    rows = np.column_stack([np.arange(len(q)) * 1e-3, q, qd, applied])
+    np.savetxt(folder / "excitation.csv", rows, delimiter=",", header=",".join(header), comments="", fmt="%.12g")
+    return folder / "wrong.urdf", folder / "excitation.csv"
+
+
+if __name__ == "__main__":  # python -m rnea_ros.testing.arm_in_mujoco SEED FOLDER (MuJoCo apart from DDS)
+    import sys
+
+    record_wrong_arm(int(sys.argv[1]), Path(sys.argv[2]))
