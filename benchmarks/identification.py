@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -98,6 +99,42 @@ def against_figaroh(seed: int, urdf: str, recording, held_out, ours: np.ndarray,
     ]
 
 
+def real_time(seeds: list[int]) -> Path:
+    """rnea_sim's JTC stand-in on the true arm, rnea_node's feed-forward from the wrong URDF and from
+    rnea_analyze --identify --inertia's corrected.urdf + corrections.yaml (testing.real_time_arm)."""
+    import tempfile
+
+    import rclpy
+
+    from rnea_ros.testing.real_time_arm import identify_wrong_arm, track_in_real_time
+    from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
+
+    init_rclpy()
+    rows = []
+    try:
+        for seed in seeds:
+            folder = Path(tempfile.mkdtemp(prefix="rnea_identification_"))
+            wrong_urdf, corrected_urdf, corrections = identify_wrong_arm(folder, seed)
+            wrong = track_in_real_time(folder, f"rt_wrong_{seed}", wrong_urdf, ROS_ENV)
+            fixed = track_in_real_time(folder, f"rt_fixed_{seed}", corrected_urdf, ROS_ENV, str(corrections))
+            ratio = wrong / fixed
+            rows.append(
+                [seed, " ".join(f"{x:.3f}" for x in wrong), " ".join(f"{x:.4f}" for x in fixed),
+                 f"{ratio.min():.1f}–{ratio.max():.1f}×"]
+            )  # fmt: skip
+    finally:
+        rclpy.try_shutdown()
+    return write_table(
+        "identification_real_time",
+        "benchmarks/identification.py --real-time",
+        ["wrong URDF (seed)", "wrong URDF: RMS per joint 1–7 [°]", "corrected.urdf + corrections.yaml", "ratio"],
+        rows,
+        "Real time, rnea_sim's joint_trajectory_controller stand-in (PID per joint) plus rnea_node's "
+        "feed-forward on the trajectory's points, a fast multi-sine for 4 s on the true arm (damping, "
+        "friction loss and armature in the simulator only).",
+    )
+
+
 def friction_shape() -> list[list[object]]:
     q, qd, qdd, applied = simulate(HAND_MADE, 30.0, soft_friction=True)
     model = ARM.with_corrections(None, urdf_dynamics=False)
@@ -122,7 +159,11 @@ def friction_shape() -> list[list[object]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--real-time", action="store_true", help="only the real-time tracking (needs ROS 2)")
     args = parser.parse_args()
+    if args.real_time:
+        print(real_time(args.seeds).read_text())
+        return
     versus: list = []
     rows = [one_robot(seed, designed, versus) for seed in args.seeds for designed in (False, True)]
     header = [
