@@ -126,10 +126,10 @@ def real_time(seeds: list[int]) -> Path:
         rclpy.try_shutdown()
     return write_table(
         "identification_real_time",
-        "benchmarks/identification.py --real-time",
+        "benchmarks/identification.py",
         ["wrong URDF (seed)", "wrong URDF: RMS per joint 1–7 [°]", "corrected.urdf + corrections.yaml", "ratio"],
         rows,
-        "Real time, rnea_sim's joint_trajectory_controller stand-in (PID per joint) plus rnea_node's "
+        "With --real-time. Real time, rnea_sim's joint_trajectory_controller stand-in (PID per joint) plus rnea_node's "
         "feed-forward on the trajectory's points, a fast multi-sine for 4 s on the true arm (damping, "
         "friction loss and armature in the simulator only).",
     )

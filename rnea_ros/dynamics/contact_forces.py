@@ -2,8 +2,12 @@
 is imported only when a QP is solved from scratch: an optional dependency of the core).
 
 Unknowns x, in the world frame, per contact: a point contact has a force at the link's origin
-(3); a plane contact (a sole centred on the link's origin, in the link's x-y plane) has a force
-and a moment about that origin (6). With A the base rows of the contact Jacobian for x (the
+(3), or, with a radius r (a spherical foot centred on the link's origin), at the sphere's lowest
+point along the contact normal, d = −r n from the origin, which moves over the foot as it rolls:
+the Jacobian's force columns are then J_f + J_m [d]× (the link's moment columns fold the lever
+in; the link-frame wrench reported about the origin is [f, d × f]); a plane contact (a sole
+centred on the link's origin, in the link's x-y plane) has a force and a moment about that origin
+(6). With A the base rows of the contact Jacobian for x (the
 link-frame wrench columns of ``RobotModel.wrench_jacobian_transpose``, turned to the world), x
 minimises
 
@@ -40,6 +44,7 @@ from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.spatial import quaternion_to_rotation
 
 FACETS = 8
+MAX_RADIUS = 1.0  # m: a foot's radius beyond this is a wheel, not a foot
 REGULARISATION = 1e-9  # ε relative to the largest diagonal entry of AᵀA
 KKT_TOLERANCE = 1e-9  # relative: constraint violation and negative multipliers the warm start accepts
 TAU_UNSOLVED, GRAVITY_UNSOLVED, NON_FINITE = 1, 2, 4  # the hot path kernel's status bits
@@ -55,6 +60,8 @@ class QPConstants(NamedTuple):
     regularisation: float  # ε, relative
     b: np.ndarray  # C x ≥ b
     columns: np.ndarray  # the compact Jacobian columns among 6 per contact
+    jacobian_offsets: np.ndarray  # where each contact's Jacobian columns start (6 for a rounded point)
+    radii: np.ndarray  # (contacts,) a point contact's foot radius (0: at the link's origin)
 
 
 class QPWork(NamedTuple):
@@ -66,6 +73,8 @@ class QPWork(NamedTuple):
     to_link: np.ndarray
     C: np.ndarray
     X: np.ndarray  # (2, unknowns) the solutions for τ's and g's base rows
+    JT: np.ndarray  # (nv, unknowns) the Jacobian at the contact points (the radii folded in)
+    levers: np.ndarray  # (contacts, 3) each contact point from its link's origin, link frame
 
 
 class StateBuffers(NamedTuple):
@@ -84,10 +93,16 @@ class Contact:
     link: str
     half_size: tuple[float, float] | None = None  # sole half length (link x) and half width (link y); None: a point
     normal: tuple[float, float, float] | None = None  # world frame; None: against gravity
+    radius: float = 0.0  # a point contact's spherical foot, centred on the link's origin [m]
 
     @property
     def size(self) -> int:
         return 3 if self.half_size is None else 6
+
+    @property
+    def jacobian_size(self) -> int:
+        """Jacobian columns: a rounded point needs the link's moment columns too."""
+        return 6 if self.radius > 0.0 else self.size
 
 
 @dataclass(frozen=True)
@@ -145,13 +160,22 @@ class ContactForceQP:
     ) -> None:
         if not friction_coefficient > 0.0 or not min_normal_force >= 0.0:
             raise ValueError("friction_coefficient must be > 0 and min_normal_force ≥ 0")
+        for contact in contacts:
+            if not 0.0 <= contact.radius <= MAX_RADIUS or (contact.radius > 0.0 and contact.half_size is not None):
+                raise ValueError(
+                    f"contact '{contact.link}': a radius is in [0, {MAX_RADIUS}] m and for a point contact, "
+                    f"got {contact.radius} (a sole's contact is its face)"
+                )
         self.contacts = list(contacts)
         self.mu, self.min_normal_force = float(friction_coefficient), float(min_normal_force)
         up = -np.asarray(gravity, dtype=float)
         up = up / np.linalg.norm(up) if np.linalg.norm(up) > 0 else np.array([0.0, 0.0, 1.0])
         self.normals = [_unit(c.normal) if c.normal is not None else up for c in self.contacts]
-        self.components = tuple(c.size for c in self.contacts)  # Jacobian columns per contact link
+        self.components = tuple(c.size for c in self.contacts)  # unknowns per contact
+        self.jacobian_components = tuple(c.jacobian_size for c in self.contacts)  # Jacobian columns per contact
         self.offsets = np.cumsum([0, *self.components])
+        self.jacobian_offsets = np.cumsum([0, *self.jacobian_components])
+        self.radii = np.array([c.radius for c in self.contacts], dtype=float)
         self.n = int(self.offsets[-1])
         # the compact columns among 6 per contact (a full Jacobian may be given)
         self.columns = np.concatenate([6 * k + np.arange(c) for k, c in enumerate(self.components)])
@@ -174,21 +198,31 @@ class ContactForceQP:
         self._A, self._H, self._to_link = np.empty((6, self.n)), np.empty((self.n, self.n)), np.zeros((self.n, self.n))
         self._C_now, self._X = self._C.copy(), np.empty((2, self.n))
         self._active_sets_by_series = np.zeros((2, m), dtype=np.bool_)
+        self._levers = np.zeros((len(self.contacts), 3))
+        self._JT_points: np.ndarray | None = None  # (nv, n), sized at kernel_arrays
 
     def problem(self, JT_base: np.ndarray, R_world_links: list[np.ndarray]) -> ContactProblem:
         """The QP at one state, for any base residual; ``JT_base`` the base rows of the link-frame
-        contact Jacobian (6 columns per contact, or ``components``), ``R_world_links`` each contact
-        link's rotation."""
+        contact Jacobian (6 columns per contact, or ``jacobian_components``), ``R_world_links``
+        each contact link's rotation."""
         rotations = np.ascontiguousarray(np.array(R_world_links, dtype=float))
-        return self._problem(self._compact(JT_base), rotations)
+        JT = self._by_contact(JT_base)
+        points = np.empty((JT.shape[0], self.n))
+        _fold_radii(JT, rotations, self.jacobian_offsets, self.offsets, self._normals, self.radii, points, self._levers)
+        return self._problem(points, rotations)
 
-    def kernel_arrays(self) -> tuple[QPConstants, QPWork]:
+    def kernel_arrays(self, nv: int) -> tuple[QPConstants, QPWork]:
         """What ``_contact_forces_warm_started`` takes besides the state: the constants, and the
-        work buffers with the warm start."""
+        work buffers with the warm start (``nv``: the model's)."""
         constants = QPConstants(
-            self.offsets, self._normals, self._sole_limits, self._cone_count, REGULARISATION, self._b, self.columns
-        )
-        work = QPWork(self._active_sets_by_series, self._A, self._H, self._to_link, self._C_now, self._X)
+            self.offsets, self._normals, self._sole_limits, self._cone_count, REGULARISATION, self._b, self.columns,
+            self.jacobian_offsets, self.radii,
+        )  # fmt: skip
+        self._JT_points = np.zeros((nv, self.n))
+        work = QPWork(
+            self._active_sets_by_series, self._A, self._H, self._to_link, self._C_now, self._X, self._JT_points,
+            self._levers,
+        )  # fmt: skip
         return constants, work
 
     def finish(
@@ -201,13 +235,16 @@ class ContactForceQP:
         wrenches: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """After ``_contact_forces_warm_started`` returned ``status``: quadprog from scratch for a
-        series whose active set changed (contacts changing, or the first state), then the results."""
+        series whose active set changed (contacts changing, or the first state), then the results.
+        ``JT``: the Jacobian at the contact points (``QPWork.JT``)."""
         if status & (TAU_UNSOLVED | GRAVITY_UNSOLVED):
             H, A, X, active = self._H, self._A, self._X, self._active_sets_by_series
             for k, (residual, unsolved) in enumerate(((tau[:6], TAU_UNSOLVED), (gravity[:6], GRAVITY_UNSOLVED))):
                 if status & unsolved:
                     X[k], active[k] = _solve_with_quadprog(H, A, residual.copy(), self._C_now, self._b)
-            status = _subtract_contact_forces(JT, tau, gravity, self._to_link, X, self.columns, torques, wrenches)
+            status = _subtract_contact_forces(
+                JT, tau, gravity, self._to_link, X, self.columns, self._levers, torques, wrenches
+            )
         if status:
             raise ValueError("the contact forces gave non-finite torques")
         return torques[0], torques[1], wrenches
@@ -216,12 +253,16 @@ class ContactForceQP:
         """Contact wrenches for the base residual ``residual`` (see ``problem``)."""
         return self.problem(JT_base, R_world_links).solve(residual)
 
-    def _compact(self, JT_base: np.ndarray) -> np.ndarray:
-        if JT_base.shape[1] == self.n:
+    def _by_contact(self, JT_base: np.ndarray) -> np.ndarray:
+        """The Jacobian with ``jacobian_components`` columns per contact (from 6 per contact, or as given)."""
+        if JT_base.shape[1] == self.jacobian_offsets[-1]:
             return np.ascontiguousarray(JT_base, dtype=float)
         if JT_base.shape[1] == 6 * len(self.contacts):
-            return np.ascontiguousarray(JT_base[:, self.columns], dtype=float)
-        raise ValueError(f"the contact Jacobian has {JT_base.shape[1]} columns for contacts of {self.components}")
+            keep = np.concatenate([6 * k + np.arange(c) for k, c in enumerate(self.jacobian_components)])
+            return np.ascontiguousarray(JT_base[:, keep], dtype=float)
+        raise ValueError(
+            f"the contact Jacobian has {JT_base.shape[1]} columns for contacts of {self.jacobian_components}"
+        )
 
     def _problem(self, JT_base: np.ndarray, rotations: np.ndarray) -> ContactProblem:
         n = self.n
@@ -266,6 +307,30 @@ def _link_rotations(JT, R_world_base, offsets, rotations) -> None:
                     + R_world_base[i, 1] * JT[1, o + j]
                     + R_world_base[i, 2] * JT[2, o + j]
                 )
+
+
+@njit(cache=True)
+def _fold_radii(JT, rotations, jacobian_offsets, offsets, normals, radii, points, levers) -> None:
+    """``points``: the Jacobian at each contact's point, from ``JT`` at the links' origins; a rounded
+    point's lever d = −r Rᵀn (link frame) folds its moment columns into its force columns,
+    J_f + J_m [d]×. ``levers``: each d (zeros at the origin)."""
+    for k in range(len(offsets) - 1):
+        o, oj, width = offsets[k], jacobian_offsets[k], offsets[k + 1] - offsets[k]
+        for i in range(JT.shape[0]):
+            for j in range(width):
+                points[i, o + j] = JT[i, oj + j]
+        levers[k, :] = 0.0
+        if radii[k] > 0.0:
+            R, n = rotations[k], normals[k]
+            for a in range(3):
+                levers[k, a] = -radii[k] * (R[0, a] * n[0] + R[1, a] * n[1] + R[2, a] * n[2])
+            dx, dy, dz = levers[k, 0], levers[k, 1], levers[k, 2]
+            for i in range(JT.shape[0]):
+                mx, my, mz = JT[i, oj + 3], JT[i, oj + 4], JT[i, oj + 5]
+                # [J_m [d]×] columns: J_m (d × e_x) = J_m (0, dz, −dy), and so on
+                points[i, o] += mz * -dy + my * dz
+                points[i, o + 1] += mx * -dz + mz * dx
+                points[i, o + 2] += my * -dx + mx * dy
 
 
 @njit(cache=True)
@@ -316,7 +381,9 @@ def _contact_forces_warm_started(JT, base_quaternion, tau, gravity, qp, work, to
     norm = (x * x + y * y + z * z + w * w) ** 0.5
     R_world_base = np.array(quaternion_to_rotation(x / norm, y / norm, z / norm, w / norm)).reshape(3, 3)
     rotations = np.empty((len(qp.offsets) - 1, 3, 3))
-    _link_rotations(JT, R_world_base, qp.offsets, rotations)
+    _link_rotations(JT, R_world_base, qp.jacobian_offsets, rotations)
+    _fold_radii(JT, rotations, qp.jacobian_offsets, qp.offsets, qp.normals, qp.radii, work.JT, work.levers)
+    JT = work.JT
     _problem_matrices(
         JT, rotations, qp.offsets, qp.normals, qp.sole_limits, qp.first_sole_row, qp.regularisation,
         work.A, work.H, work.to_link, work.C,
@@ -327,14 +394,17 @@ def _contact_forces_warm_started(JT, base_quaternion, tau, gravity, qp, work, to
     if not _solve_on_active_set(work.H, work.A, gravity[:6], work.C, qp.b, work.active[1], work.X[1]):
         status |= GRAVITY_UNSOLVED
     if status == 0:
-        status = _subtract_contact_forces(JT, tau, gravity, work.to_link, work.X, qp.columns, torques, wrenches)
+        status = _subtract_contact_forces(
+            JT, tau, gravity, work.to_link, work.X, qp.columns, work.levers, torques, wrenches
+        )
     return status
 
 
 @njit(cache=True)
-def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, torques, wrenches) -> int:
-    """torques = [τ − Jᵀ f, g − Jᵀ f_g] with f, f_g the link-frame forces of X's rows; wrenches: f,
-    6 per contact. Returns 0, or NON_FINITE when a torque is not finite."""
+def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, levers, torques, wrenches) -> int:
+    """torques = [τ − Jᵀ f, g − Jᵀ f_g] with f, f_g the link-frame forces of X's rows (J at the
+    contact points); wrenches: f, 6 per contact, about each link's origin (a rounded point's force
+    with its moment d × f). Returns 0, or NON_FINITE when a torque is not finite."""
     n = X.shape[1]
     f = np.zeros((2, n))
     for s in range(2):
@@ -350,6 +420,10 @@ def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, torques, wre
     wrenches[:] = 0.0
     for k in range(n):
         wrenches[columns[k]] = f[0, k]
+    for c in range(levers.shape[0]):
+        d, w = levers[c], wrenches[6 * c : 6 * c + 6]
+        if d[0] != 0.0 or d[1] != 0.0 or d[2] != 0.0:  # a point contact: its force is w[:3]
+            w[3], w[4], w[5] = d[1] * w[2] - d[2] * w[1], d[2] * w[0] - d[0] * w[2], d[0] * w[1] - d[1] * w[0]
     for i in range(JT.shape[0]):
         if not (np.isfinite(torques[0, i]) and np.isfinite(torques[1, i])):
             return NON_FINITE
@@ -462,9 +536,14 @@ class ContactConsistentTorques:
         self._shapes = ((7,), (6,), (6,), (nv - 6,), (nv - 6,), (nv - 6,))
         # the kernel's work: the whole state, τ, g and the contact Jacobian, then the QP's
         self._state = StateBuffers(
-            np.empty(model.nq), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv), np.empty((nv, qp.n))
+            np.empty(model.nq), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv),
+            np.empty((nv, int(qp.jacobian_offsets[-1]))),
+        )  # fmt: skip
+        self._constants = (
+            model.contact_kernel_arrays(links, qp.jacobian_components),
+            self._state,
+            *qp.kernel_arrays(nv),
         )
-        self._constants = (model.contact_kernel_arrays(links, qp.components), self._state, *qp.kernel_arrays())
         self._kernel = None  # its compiled entry point, at the first call
 
     def __call__(
@@ -485,7 +564,7 @@ class ContactConsistentTorques:
         if dynamics_status != kernel.OK:
             raise self.model.status_error(dynamics_status, self._state.q, self._state.qd, self._state.qdd)
         if status:
-            return self.qp.finish(status, self._state.JT, self._state.tau, self._state.g, torques, f)
+            return self.qp.finish(status, self._constants[3].JT, self._state.tau, self._state.g, torques, f)
         return torques[0], torques[1], f
 
 

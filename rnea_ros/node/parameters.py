@@ -199,6 +199,15 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "centred on the link's origin in its x-y plane [m]; zeros: a point contact (forces only).",
     ),
     ParameterSpec(
+        "contact_radius",
+        "double_array",
+        (0.0,),
+        "qp: the radius of a spherical foot centred on each point contact link's origin, one for all or one per "
+        "link in contact_links order [m]: the ground pushes at the sphere's lowest point along the contact's "
+        "normal; zero: at the link's origin.",
+        details="Each in [0, 1] m; not with a sole (a sole's contact is its face).",
+    ),
+    ParameterSpec(
         "contact_normals",
         "double_array",
         (0.0, 0.0, 0.0),

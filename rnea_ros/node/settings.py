@@ -45,6 +45,7 @@ class Settings:
     friction_coefficient: float = _DEFAULT["friction_coefficient"]
     min_normal_force: float = _DEFAULT["min_normal_force"]
     sole_size: tuple[float, ...] = _DEFAULT["sole_size"]
+    contact_radius: tuple[float, ...] = _DEFAULT["contact_radius"]
     contact_normals: tuple[float, ...] = _DEFAULT["contact_normals"]
 
     def __post_init__(self) -> None:
@@ -75,6 +76,14 @@ class Settings:
                 f"contact_normals must be 3 finite numbers for every contact link, or 3 per link ({3 * links} "
                 f"values), got {list(self.contact_normals)}"
             )
+        if len(self.contact_radius) not in (1, links) or not all(0.0 <= r <= 1.0 for r in self.contact_radius):
+            raise ValueError(
+                f"contact_radius must be in [0, 1] m, one for every contact link or one per link ({links} values), "
+                f"got {list(self.contact_radius)}"
+            )
+        for k in range(links):
+            if self.contact_shapes()[k][0] is not None and self._radius(k) > 0.0:
+                raise ValueError(f"contact '{self.contact_links[k]}' has a sole: its contact_radius must be 0")
         for k in range(0, len(self.contact_normals), 3):
             normal = self.contact_normals[k : k + 3]
             if any(normal) and max(abs(x) for x in normal) < MIN_NORMAL:
@@ -113,6 +122,13 @@ class Settings:
             half = (length / 2, width / 2) if length > 0.0 and width > 0.0 else None
             shapes.append((half, _unit(normal) if any(normal) else None))
         return shapes
+
+    def contact_radii(self) -> list[float]:
+        """Per contact link: its foot's radius (0: the contact at the link's origin)."""
+        return [self._radius(k) for k in range(len(self.contact_links))]
+
+    def _radius(self, k: int) -> float:
+        return self.contact_radius[k] if len(self.contact_radius) > 1 else self.contact_radius[0]
 
     def with_values(self, **values) -> Settings:
         """A copy with some values changed; ValueError (with the reason) when one is not valid."""

@@ -280,12 +280,16 @@ class LiveModel:
             settings.min_normal_force,
             settings.sole_size,
             settings.contact_normals,
+            settings.contact_radius,
         )
         cached = self._contact_distribution
         if cached is None or cached[0] != key:
             shapes = settings.contact_shapes()  # the live model's contact_links are the settings' (read-only)
             contacts = [
-                Contact(link, half, normal) for link, (half, normal) in zip(self.contacts.links, shapes, strict=True)
+                Contact(link, half, normal, radius)
+                for link, (half, normal), radius in zip(
+                    self.contacts.links, shapes, settings.contact_radii(), strict=True
+                )
             ]
             distribution = contact_distribution(
                 settings.contact_distribution,

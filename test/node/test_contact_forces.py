@@ -243,3 +243,56 @@ def test_gaussian_elimination_is_numpys_solve_and_sees_singular_systems():
     singular[3] = 2.0 * singular[1]
     assert not _solve_in_place(singular, np.ones(5))
     assert not _solve_in_place(np.full((3, 3), np.nan), np.ones(3))
+
+
+@pytest.mark.parametrize("ground_tilt", [0.0, math.radians(10.0)])
+def test_a_spherical_foot_pushes_at_its_lowest_point(ground_tilt):
+    """Four spherical feet of radius 3 cm centred on the box's corner links, the box tilted by 15°:
+    the same forces and torques as point feet placed by hand at the spheres' lowest points along
+    the ground's normal (which is not the box's z when the ground is tilted otherwise), and each
+    wrench about the corner is the force with its moment d × f."""
+    radius, R = 0.03, tilted(math.radians(15.0))
+    n = tilted(ground_tilt)[:, 2]
+    d = -radius * R.T @ n  # the lowest point from the corner, in the box's (and the corner's) frame
+    rounded_model = box(CORNERS)
+    lowest = {name: (x + d[0], y + d[1], d[2]) for name, (x, y) in CORNERS.items()}
+    body = (
+        f'<link name="box"><inertial><origin xyz="0 0 0.05"/><mass value="{MASS}"/>'
+        '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+    )
+    for name, (x, y, z) in lowest.items():
+        body += f'<link name="{name}"/>' + joint_xml(
+            f"{name}_joint", "box", name, "fixed", f'<origin xyz="{x} {y} {z}"/>'
+        )
+    pointed_model = RobotModel.from_urdf(robot_xml(body), floating_base=True)
+    results = []
+    for model, r in ((rounded_model, radius), (pointed_model, 0.0)):
+        contacts = [Contact(link, normal=tuple(n), radius=r) for link in CORNERS]
+        fused = ContactConsistentTorques(model, list(CORNERS), ContactForceQP(contacts, model.gravity, 0.6))
+        q = model.neutral_configuration()
+        q[3:7] = matrix_quaternion(R)
+        zero = np.zeros(model.nv)
+        results.append(
+            fused(
+                q[:7],
+                np.array([0.0, 0.0, 0.0, 0.1, 0.0, 0.0]),
+                np.r_[0.3, 0.0, 0.2, 0.0, 0.5, 0.0],
+                q[7:],
+                zero[6:],
+                zero[6:],
+            )
+        )
+    (tau, g, f), (tau_point, g_point, f_point) = results
+    np.testing.assert_allclose(tau, tau_point, atol=1e-9)
+    np.testing.assert_allclose(g, g_point, atol=1e-9)
+    forces = f.reshape(4, 6)[:, :3]
+    np.testing.assert_allclose(forces, f_point.reshape(4, 6)[:, :3], atol=1e-5)  # to H's conditioning (ε 1e-9)
+    np.testing.assert_allclose(f.reshape(4, 6)[:, 3:], np.cross(d, forces), atol=1e-12)
+    assert np.abs(tau[:6]).max() < 1e-6 and forces[:, 2].min() > 1.0  # feasible: every foot pushes
+
+
+def test_a_radius_is_for_a_point_contact_and_a_foot():
+    with pytest.raises(ValueError, match="radius"):
+        ContactForceQP([Contact("c1", (0.1, 0.05), radius=0.02)], np.array([0.0, 0.0, -9.81]))
+    with pytest.raises(ValueError, match="radius"):
+        ContactForceQP([Contact("c1", radius=-0.01)], np.array([0.0, 0.0, -9.81]))

@@ -122,6 +122,13 @@ def test_per_link_sole_sizes_and_normals_and_their_refusals():
         ({"contact_normals": (0.0, 5e-324, 0.0)}, "too small"),  # subnormal: no direction
         ({"contact_links": ("a", "a")}, "more than once"),
         ({"command_joints": ("joint1", "joint2", "joint1")}, "more than once"),
+        ({"contact_radius": (0.02, 0.02, 0.02)}, "contact_radius"),
+        ({"contact_radius": (-0.01,)}, "contact_radius"),
+        ({"contact_radius": (math.nan,)}, "contact_radius"),
+        ({"contact_radius": (2.0,)}, "contact_radius"),
+        ({"contact_radius": (0.02,), "sole_size": (0.2, 0.1)}, "has a sole"),
     ):
         with pytest.raises(ValueError, match=reason):
             Settings(**{"contact_links": ("a", "b"), **wrong})
+    assert Settings(contact_links=("a", "b"), contact_radius=(0.02, 0.0)).contact_radii() == [0.02, 0.0]
+    assert Settings(contact_links=("a", "b"), contact_radius=(0.01,)).contact_radii() == [0.01, 0.01]
