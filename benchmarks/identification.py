@@ -182,8 +182,8 @@ def main() -> None:
         "benchmarks/identification.py",
         header,
         rows,
-        "Gravity errors over the joints gravity acts on (joints 2–6 and the finger). Armature is "
-        "found beside the links' inertias only as far as this recording tells them apart.",
+        "Gravity errors over the joints gravity acts on (joints 2–6 and the finger). Armature of joints 1–2 "
+        "is determined only together with link inertias about the same axis (see the test).",
     )
     friction = write_table(
         "identification_friction",

@@ -31,6 +31,7 @@ SLOPE = math.radians(15.0)
 GROUND_NORMAL = [-math.sin(SLOPE), 0.0, math.cos(SLOPE)]  # the simulator's ground rises along world x
 GROUND_FRICTION = 0.35  # tan 15° = 0.268: standing on this slope needs μ ≥ 0.27
 NODE_FRICTION = 0.33  # the node's μ, a little below the ground's
+SOLO_FOOT_RADIUS = 0.0175  # the simulator's spherical feet, centred on the foot links
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -85,7 +86,12 @@ def test_a_quadruped_stands_on_a_15_degree_slope_without_slipping_with_the_qp(tm
     point feet for torques, which the legs turn into forces along the slope. Joint PD alone beside them."""
     model = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
     pose = solo_standing_pose(model.joint_names)
-    sim = {"contact_links": SOLO_FEET, "contact_radius": 0.0175, "friction": GROUND_FRICTION, "ground_slope": SLOPE}
+    sim = {
+        "contact_links": SOLO_FEET,
+        "contact_radius": SOLO_FOOT_RADIUS,
+        "friction": GROUND_FRICTION,
+        "ground_slope": SLOPE,
+    }
     common = {"contact_links": SOLO_FEET, "kp": [5.0], "kd": [0.1]}
     nodes = {
         "qp": {
@@ -93,6 +99,7 @@ def test_a_quadruped_stands_on_a_15_degree_slope_without_slipping_with_the_qp(tm
             "contact_distribution": "qp",
             "friction_coefficient": NODE_FRICTION,
             "contact_normals": GROUND_NORMAL,
+            "contact_radius": [SOLO_FOOT_RADIUS],  # the feet as built: the ground pushes at the sphere's bottom
         },
         "minimum_norm": {**common, "contact_distribution": "minimum_norm"},
         "pd_alone": {**common, "command_source": "none"},
