@@ -3,9 +3,16 @@
 The residual r = measured − τ_RNEA of each joint is fitted by least squares as
 viscous·q̇ + coulomb·tanh(q̇/width) + armature·q̈ + offset (``dynamics.corrections``) and,
 optionally, Y(q, q̇, q̈) π: a payload on a named link, π its 10 inertial parameters
-(``dynamics.payload``), shared by every joint. Samples are added in chunks (running normal
-equations per joint: memory does not grow with the recording). With a payload the joints are
-solved together, each weighted by its residual variance (two passes over the sums).
+(``dynamics.payload``), shared by every joint, or every moving link's 10 (``link_inertia``: the
+base parameters the recording determines, then every link kept a rigid body). Samples are added
+in chunks (running normal equations per joint and per fold: memory does not grow with the
+recording). With shared columns the joints are solved together, each weighted by its residual
+variance (two passes over the sums).
+
+The tanh width is fixed, or chosen per joint among ``WIDTHS`` by the residual on held-out samples:
+the samples alternate between two folds in blocks of ``FOLD_SAMPLES``, each width is fitted on one
+and tested on the other, both ways (with shared columns, by the whole fit's held-out residual, one
+joint at a time).
 
 A parameter is reported only when the recording determines it: its regressor must be excited
 (velocities, both directions of motion, accelerations), and its standard error, as torque
