@@ -12,7 +12,7 @@ The estimate keeps every link a rigid body: its pseudo-inertia
 is positive definite. J is written as U Uᵀ with U upper triangular in the log-Cholesky
 parametrisation of Rucker and Wensing (2022), so that any 10 real numbers give a physical body,
 and the least-squares cost (the identification's normal equations) plus a small pull toward the
-URDF is minimised over them by Levenberg–Marquardt.
+URDF, in physical units, is minimised over them by Levenberg–Marquardt.
 
 Only the link that a movable joint carries is changed (its ``<inertial>``): links fixed to it
 keep theirs, and what they get wrong is absorbed by it.
@@ -30,7 +30,7 @@ from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.payload import Inertial, symmetric
 from rnea_ros.dynamics.urdf import parse_urdf
 
-PRIOR_WEIGHT = 1e-6  # the pull toward the URDF, relative to the data's information per parameter
+PRIOR_WEIGHT = 1e-6  # the pull toward the URDF: χ² per (parameter / its physical unit)²
 PRIOR_FLOOR = 1e-9  # the least pull, relative to the scaled information of a parameter (1)
 LENGTH = 0.1  # m: the length the prior measures first moments and inertias with
 REGULARISATION = 1e-9  # what is added to a URDF pseudo-inertia that is not positive definite (massless links)
@@ -113,12 +113,13 @@ def links_regressor(model: RobotModel, links: Sequence[str], q, qd, qdd) -> np.n
 def consistent_estimate(
     A: np.ndarray, b: np.ndarray, priors: Sequence[np.ndarray], iterations: int = 1000
 ) -> tuple[np.ndarray, int]:
-    """x = [δπ_1 … δπ_L, β] minimising xᵀAx − 2bᵀx + Σ_k PRIOR_WEIGHT·(x_k / u_k)² ·(mean information
-    per parameter), with every link's prior π_l + δπ_l a physical body. ``A``, ``b``: normal
-    equations of the whole fit, the links' 10 columns each first; β (the joint terms) is free. u_k:
-    a physical unit of each parameter (the link's mass, times 0.1 m, times (0.1 m)²; 1 for the
-    joint terms): where the data hold less than that, the prior wins. Starts from the regularised
-    least-squares solution, each link moved to the nearest body. Returns (x, iterations used)."""
+    """x = [δπ_1 … δπ_L, β] minimising xᵀAx − 2bᵀx + Σ_k max(PRIOR_WEIGHT (x_k / u_k)², PRIOR_FLOOR A_kk x_k²),
+    with every link's prior π_l + δπ_l a physical body. ``A``, ``b``: normal equations of the
+    whole fit (weighted: xᵀAx is a χ²), the links' 10 columns each first; β (the joint terms) is
+    free. u_k: a physical unit of each parameter (the link's mass, times 0.1 m, times (0.1 m)²; 1
+    for the joint terms): where the data hold less than that, the prior wins. Starts from the
+    regularised least-squares solution, each link moved to the nearest body. Returns (x,
+    iterations used)."""
     links = len(priors)
     P = 10 * links
     diagonal = np.sqrt(np.maximum(np.diag(A), 0.0))
