@@ -19,11 +19,12 @@ RMS error, correlation, best fit measured ≈ scale·model + offset (a scale far
 the residual's fit to viscous·q̇ + Coulomb·sign(q̇). Processed in chunks: memory
 stays bounded for recordings of any length.
 
---identify also fits, per joint, viscous·q̇ + coulomb·tanh(q̇/width) + armature·q̈ + offset
+--identify also fits, per joint, viscous·q̇ + coulomb·tanh((q̇ + lead·q̈)/width) + armature·q̈ + offset
 to the residual, prints each value with its standard error (or why the recording cannot
 determine it) and writes OUT/corrections.yaml (schema: rnea_ros/dynamics/corrections.py).
-The width is chosen per joint (0.001–0.2 rad/s) by the residual on held-out samples (alternate
-1,000-sample blocks, fitted on one and tested on the other), unless --coulomb-width fixes it;
+The width (0.001–0.2 rad/s) and lead (0–20 ms) are chosen per joint by the residual on held-out
+samples (alternate 1,000-sample blocks, fitted on one and tested on the other), unless
+--coulomb-width fixes the width (no lead then);
 OUT/friction.png shows each joint's fitted friction against the recording's.
 With --inertia, every link's 10 inertial parameters are fitted with them (the combinations the
 recording determines; the rest stays at the URDF's), each link kept a rigid body, and

@@ -1,7 +1,7 @@
 """Identification of what the URDF leaves out, from a recording (no ROS).
 
 The residual r = measured − τ_RNEA of each joint is fitted by least squares as
-viscous·q̇ + coulomb·tanh(q̇/width) + armature·q̈ + offset (``dynamics.corrections``) and,
+viscous·q̇ + coulomb·tanh((q̇ + lead·q̈)/width) + armature·q̈ + offset (``dynamics.corrections``) and,
 optionally, Y(q, q̇, q̈) π: a payload on a named link, π its 10 inertial parameters
 (``dynamics.payload``), shared by every joint, or every moving link's 10 (``link_inertia``: the
 base parameters the recording determines, then every link kept a rigid body). Samples are added
@@ -9,10 +9,12 @@ in chunks (running normal equations per joint and per fold: memory does not grow
 recording). With shared columns the joints are solved together, each weighted by its residual
 variance (two passes over the sums).
 
-The tanh width is fixed, or chosen per joint among ``WIDTHS`` by the residual on held-out samples:
-the samples alternate between two folds in blocks of ``FOLD_SAMPLES``, each width is fitted on one
-and tested on the other, both ways (with shared columns, by the whole fit's held-out residual, one
-joint at a time).
+The tanh width is fixed (lead 0), or the Coulomb term's shape, its width among ``WIDTHS`` and its
+lead among ``LEADS`` (0: the friction of today's q̇; > 0: friction that settles within a time constant,
+as MuJoCo's soft friction loss does exactly and a joint's presliding roughly, follows q̇ that far
+ahead), is chosen per joint by the residual on held-out samples: the samples alternate between
+two folds in blocks of ``FOLD_SAMPLES``, each shape is fitted on one and tested on the other, both
+ways (with shared columns, by the whole fit's held-out residual, one joint at a time).
 
 A parameter is reported only when the recording determines it: its regressor must be excited
 (velocities, both directions of motion, accelerations), and its standard error, as torque
@@ -38,6 +40,12 @@ FEATURES = ("viscous", "coulomb", "armature", "offset")
 # least RMS of each regressor for it to count as excited: q̇ [rad/s], tanh(q̇/w) about its mean, q̈ [rad/s²]
 EXCITATION = {"viscous": 0.05, "coulomb": 0.3, "armature": 0.2, "offset": 0.0}
 WIDTHS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)  # rad/s: the tanh widths tried per joint
+LEADS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02)  # s: the Coulomb term's leads tried per joint (with each width)
+SHAPES = tuple((width, lead) for lead in LEADS for width in WIDTHS)
+# a lead is taken only when it lowers the held-out residual by more than this fraction: with friction
+# that settles at once a lead fits as well and trades with the armature (10–16 % off on the stiff arm)
+LEAD_GAIN = 0.05
+SHORTLIST = 8  # with shared columns: the shapes per joint tried with the whole fit (the best fitted alone)
 _MAGNITUDES = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
 VELOCITY_EDGES = np.array([-m for m in reversed(_MAGNITUDES)] + [0.0] + _MAGNITUDES)  # rad/s: friction plot bins
 STICTION_SPEED = 0.01  # rad/s (m/s): with links, a joint's samples slower than this are left out of its rows
@@ -64,7 +72,8 @@ class JointIdentification:
     residual_rms_before: float  # RMS of measured − τ_RNEA
     residual_rms_after: float  # ... minus the fitted corrections (and payload)
     coulomb_width: float = DEFAULT_COULOMB_WIDTH  # the tanh width the Coulomb term was fitted with
-    held_out: tuple[float, ...] = ()  # with widths chosen: held-out residual RMS per width tried
+    held_out: tuple[float, ...] = ()  # with shapes chosen: held-out residual RMS per shape (SHAPES; inf: not tried)
+    coulomb_lead: float = 0.0  # [s] the lead it was fitted with
 
 
 @dataclass(frozen=True)
@@ -123,10 +132,11 @@ class Identification:
         payload_link: str = "",
         links: Mapping[str, Inertial] | None = None,
     ) -> None:
-        """``coulomb_width``: the tanh width [rad/s], or None: chosen per joint among WIDTHS by the
-        residual on held-out samples (alternate blocks of FOLD_SAMPLES). ``payload_link``: also
-        identify a payload on this link; ``links``: also identify these links' inertial parameters,
-        starting from these (the URDF's; ``link_inertia``). ``add`` then needs their regressor."""
+        """``coulomb_width``: the tanh width [rad/s] (lead 0), or None: width and lead chosen per
+        joint among SHAPES by the residual on held-out samples (alternate blocks of FOLD_SAMPLES).
+        ``payload_link``: also identify a payload on this link; ``links``: also identify these
+        links' inertial parameters, starting from these (the URDF's; ``link_inertia``). ``add``
+        then needs their regressor."""
         if payload_link and links:
             raise ValueError("a payload is part of its link's inertia: identify either a payload or the links")
         # beside every link's inertia, a joint's samples where it (nearly) stands still are left out of
@@ -135,11 +145,11 @@ class Identification:
         self.min_speed = STICTION_SPEED if links else 0.0
         n = len(joint_names)
         self.joint_names, self.coulomb_width, self.payload_link = list(joint_names), coulomb_width, payload_link
-        self.widths = WIDTHS if coulomb_width is None else (float(coulomb_width),)
+        self.shapes = SHAPES if coulomb_width is None else ((float(coulomb_width), 0.0),)
         self.links = dict(links or {})
         self.payload_columns = PAYLOAD_PARAMETERS * len(self.links) or (PAYLOAD_PARAMETERS if payload_link else 0)
-        # per joint: [Y_j π columns, q̇, tanh(q̇/w) for each width, q̈, 1]; sums per fold (held-out choice)
-        width = self.payload_columns + 3 + len(self.widths)
+        # per joint: [Y_j π columns, q̇, tanh((q̇ + lead·q̈)/w) for each shape, q̈, 1]; sums per fold
+        width = self.payload_columns + 3 + len(self.shapes)
         self.samples = 0
         self.count = np.zeros((2, n), dtype=np.int64)
         self.xx = np.zeros((2, n, width, width))  # Σ x xᵀ
@@ -153,15 +163,15 @@ class Identification:
         self._version, self._solution = 0, None  # the sums' version, and the fit of a version
 
     def merge(self, other: Identification) -> None:
-        """Pools another recording's sums into these (same joints, widths and payload link or
+        """Pools another recording's sums into these (same joints, Coulomb shapes and payload link or
         links): as if its samples had been added here."""
-        if (other.joint_names, other.widths, other.payload_link, list(other.links)) != (
+        if (other.joint_names, other.shapes, other.payload_link, list(other.links)) != (
             self.joint_names,
-            self.widths,
+            self.shapes,
             self.payload_link,
             list(self.links),
         ):
-            raise ValueError("identifications of different joints, Coulomb widths or payloads cannot be pooled")
+            raise ValueError("identifications of different joints, Coulomb shapes or payloads cannot be pooled")
         self._version += 1
         self.samples += other.samples
         self.binned_x += other.binned_x
@@ -196,7 +206,7 @@ class Identification:
             columns.append(np.where(ok[..., None], payload_regressor, 0.0))
         r = np.where(ok, measured - model, 0.0)
         v, a = np.where(ok, qd, 0.0), np.where(ok, qdd, 0.0)
-        own = [v, *(np.tanh(v / w) for w in self.widths), a, np.ones_like(v)]
+        own = [v, *(np.tanh((v + lead * a) / w) for w, lead in self.shapes), a, np.ones_like(v)]
         columns.append(np.stack(own, axis=-1) * ok[..., None])
         x = np.concatenate(columns, axis=-1)
         self._version += 1
@@ -226,7 +236,7 @@ class Identification:
     def friction_points(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per joint: the mean velocity of each velocity bin and the mean residual there less
         everything fitted but friction (the data the friction curve is fitted to)."""
-        solution, P, K = self._solve(), self.payload_columns, len(self.widths)
+        solution, P, K = self._solve(), self.payload_columns, len(self.shapes)
         friction_columns = set(range(P, P + 1 + K))  # q̇ and every tanh
         out = []
         for j, (columns, theta) in enumerate(solution.thetas):
@@ -249,7 +259,9 @@ class Identification:
         for result in solution.joints:
             values = {k: e.value for k, e in result.estimates.items() if e.value is not None}
             if values:
-                joints[result.name] = JointCorrection(**values, coulomb_width=result.coulomb_width)
+                joints[result.name] = JointCorrection(
+                    **values, coulomb_width=result.coulomb_width, coulomb_lead=result.coulomb_lead
+                )
         payload = solution.payload
         inertial = payload.inertial if payload is not None else None
         return Corrections(joints, Payload(self.payload_link, inertial) if inertial is not None else None)
@@ -263,7 +275,7 @@ class Identification:
 
     def _fit_all(self) -> _Solution:
         P, n_joints = self.payload_columns, len(self.joint_names)
-        self._choose_widths()
+        self._choose_shapes()
         usable = self._count >= 10
         excitation = [self._excitation(j) if usable[j] else np.zeros(len(FEATURES)) for j in range(n_joints)]
         fitted = [[k for k, f in enumerate(FEATURES) if e[k] > EXCITATION[f]] for e in excitation]
@@ -301,20 +313,21 @@ class Identification:
         fitted_columns = [chosen[j][local[j]] for j in range(n_joints)]
         return _Solution(joints, payload, links, [(c, theta[index[j]]) for j, c in enumerate(fitted_columns)])
 
-    def _choose_widths(self) -> None:
-        """Per joint, the tanh width whose fit (the joint alone, every column of it) predicts the
-        other fold best, both ways; then the sums of both folds with that width's column alone."""
-        P, K, n_joints = self.payload_columns, len(self.widths), len(self.joint_names)
-        self.held_out = np.full((n_joints, K), np.nan)  # residual RMS on held-out samples, per width
+    def _choose_shapes(self) -> None:
+        """Per joint, the Coulomb shape whose fit (the joint alone, every column of it) predicts the
+        other fold best, both ways; then the sums of both folds with that shape's column alone."""
+        P, K, n_joints = self.payload_columns, len(self.shapes), len(self.joint_names)
+        self.held_out = np.full((n_joints, K), np.nan)  # residual RMS on held-out samples, per shape
         chosen = np.zeros(n_joints, dtype=int)
         for j in range(n_joints):
             if K > 1 and self.count[:, j].min() >= 10:
                 self.held_out[j] = [self._held_out_rms(j, self._columns(k)) for k in range(K)]
-                chosen[j] = int(np.nanargmin(np.where(np.isfinite(self.held_out[j]), self.held_out[j], np.inf)))
+                held_out = np.where(np.isfinite(self.held_out[j]), self.held_out[j], np.inf)
+                chosen[j] = self._simplest_best(held_out, held_out)
         if K > 1 and P and n_joints:
-            chosen = self._choose_widths_together(chosen)
+            chosen = self._choose_shapes_together(chosen)
         self._chosen = chosen
-        self.chosen_widths = np.array([self.widths[k] for k in chosen])
+        self.chosen_shapes = [self.shapes[k] for k in chosen]
         self._count, self._rr, self._mm = self.count.sum(axis=0), self.rr.sum(axis=0), self.mm.sum(axis=0)
         columns = [self._columns(k) for k in chosen]
         xx, xr = self.xx.sum(axis=0), self.xr.sum(axis=0)
@@ -322,32 +335,47 @@ class Identification:
         self._xr = np.stack([xr[j][c] for j, c in enumerate(columns)]) if n_joints else xr[:, :P]
 
     def _columns(self, k: int) -> np.ndarray:
-        """A joint's columns with the k-th width's tanh: [shared, q̇, tanh_k, q̈, 1]."""
-        P, K = self.payload_columns, len(self.widths)
+        """A joint's columns with the k-th shape's tanh: [shared, q̇, tanh_k, q̈, 1]."""
+        P, K = self.payload_columns, len(self.shapes)
         return np.r_[np.arange(P), P, P + 1 + k, P + 1 + K, P + 2 + K].astype(int)
 
-    def _choose_widths_together(self, chosen: np.ndarray, sweeps: int = 2) -> np.ndarray:
+    def _choose_shapes_together(self, chosen: np.ndarray, sweeps: int = 2) -> np.ndarray:
         """With shared columns (links, payload) the joints are fitted together: each joint's width
         is then chosen by the held-out residual of the whole fit, one joint at a time (a joint
         alone, with its own copy of the shared columns, fits too freely to tell)."""
         chosen = chosen.copy()
         usable = self.count.min(axis=0) >= 10
+        shortlists = [self._shortlist(self.held_out[j]) for j in range(len(self.joint_names))]
         for _ in range(sweeps):
             for j in np.flatnonzero(usable):
-                trials = []
-                for k in range(len(self.widths)):
+                scores, own = np.full(len(self.shapes), np.inf), np.full(len(self.shapes), np.inf)
+                for k in shortlists[j]:
                     chosen[j] = k
-                    trials.append(self._held_out_together(chosen, usable))
-                scores = [
-                    float(np.sum(rms**2 * self.count.sum(axis=0) / np.maximum(self.mm.sum(axis=0), 1e-30)))
-                    for rms in trials
-                ]
-                chosen[j] = int(np.argmin(scores))
-                self.held_out[j] = [rms[j] for rms in trials]
+                    rms = self._held_out_together(chosen, usable)
+                    scores[k] = float(np.sum(rms**2 * self.count.sum(axis=0) / np.maximum(self.mm.sum(axis=0), 1e-30)))
+                    own[k] = rms[j]
+                self.held_out[j] = own
+                chosen[j] = self._simplest_best(scores, own)
         return chosen
 
+    def _shortlist(self, alone: np.ndarray) -> list[int]:
+        """The SHORTLIST shapes with the least held-out residual of the joint fitted alone, and
+        the best without a lead (a lead must beat it)."""
+        alone = np.where(np.isfinite(alone), alone, np.inf)
+        without_lead = [k for k, (_, lead) in enumerate(self.shapes) if lead == 0.0]
+        best_without = without_lead[int(np.argmin(alone[without_lead]))]
+        return sorted({*np.argsort(alone, kind="stable")[:SHORTLIST].tolist(), best_without})
+
+    def _simplest_best(self, scores: np.ndarray, own: np.ndarray) -> int:
+        """The shape of the lowest held-out score, unless the best without a lead is within LEAD_GAIN
+        of it in the joint's ``own`` held-out residual."""
+        best = int(np.argmin(scores))
+        without_lead = [k for k, (_, lead) in enumerate(self.shapes) if lead == 0.0]
+        simplest = without_lead[int(np.argmin(scores[without_lead]))]
+        return best if own[best] < (1.0 - LEAD_GAIN) * own[simplest] else simplest
+
     def _held_out_together(self, chosen: np.ndarray, usable: np.ndarray) -> np.ndarray:
-        """Per joint: the held-out residual RMS of the whole fit with these widths (both folds),
+        """Per joint: the held-out residual RMS of the whole fit with these shapes (both folds),
         each joint weighted by its torque's mean square."""
         P, n = self.payload_columns, len(self.joint_names)
         rss = np.zeros(n)
@@ -434,7 +462,8 @@ class Identification:
         n, name, P = int(self._count[j]), self.joint_names[j], self.payload_columns
         if n < 10:
             none = {k: Estimate(None, np.inf, "fewer than 10 samples") for k in FEATURES}
-            return JointIdentification(name, n, none, np.inf, np.nan, np.nan, float(self.chosen_widths[j]))
+            width, lead = self._shape(j)
+            return JointIdentification(name, n, none, np.inf, np.nan, np.nan, width, coulomb_lead=lead)
         own = self._xx[j][P:, P:]
         rms = np.sqrt(np.diag(own) / n)
         torque_rms = max(np.sqrt(self._mm[j] / n), 1e-9)
@@ -460,9 +489,15 @@ class Identification:
             float(np.linalg.cond(sub)),
             float(np.sqrt(self._rr[j] / n)),
             float(np.sqrt(rss / n)),
-            float(self.chosen_widths[j]),
-            tuple(float(x) for x in self.held_out[j]) if len(self.widths) > 1 else (),
+            self._shape(j)[0],
+            tuple(float(x) for x in self.held_out[j]) if len(self.shapes) > 1 else (),
+            self._shape(j)[1],
         )
+
+    def _shape(self, j: int) -> tuple[float, float]:
+        """The joint's Coulomb width and lead."""
+        width, lead = self.chosen_shapes[j]
+        return float(width), float(lead)
 
     def _links_result(self, delta, fit: _Fit, iterations: int) -> LinksIdentification:
         estimates = []
@@ -513,7 +548,7 @@ def identification_table(identification: Identification) -> str:
     residual RMS before and after."""
     lines = [
         f"{'joint':<20}{'viscous':>16}{'Coulomb':>16}{'armature':>16}{'offset':>16}{'residual RMS':>20}"
-        "  Coulomb's tanh width [rad/s]",
+        "  Coulomb's tanh width [rad/s], lead [s]",
     ]
     notes = []
     for result in identification.results():
@@ -540,12 +575,16 @@ def identification_table(identification: Identification) -> str:
 
 
 def _width_cell(result: JointIdentification) -> str:
-    """The Coulomb width, and with widths chosen why: held-out RMS at it against the default's."""
-    if not result.held_out or not np.all(np.isfinite(result.held_out)):
-        return f"width {result.coulomb_width:g}"
-    at_default = result.held_out[WIDTHS.index(DEFAULT_COULOMB_WIDTH)]
-    best = min(result.held_out)
-    return f"width {result.coulomb_width:g} (held-out {best:.3f}; {at_default:.3f} at {DEFAULT_COULOMB_WIDTH:g})"
+    """The Coulomb shape, and with shapes chosen why: held-out RMS at it against the default's
+    (width 0.01 rad/s, no lead)."""
+    shape = f"width {result.coulomb_width:g}" + (f", lead {result.coulomb_lead:g} s" if result.coulomb_lead else "")
+    tried = np.isfinite(result.held_out)
+    if not tried.any():
+        return shape
+    at_default = result.held_out[SHAPES.index((DEFAULT_COULOMB_WIDTH, 0.0))]
+    default = f"{at_default:.3f}" if np.isfinite(at_default) else "not short-listed"
+    best = min(np.asarray(result.held_out)[tried])
+    return f"{shape} (held-out {best:.3f}; {default} at width {DEFAULT_COULOMB_WIDTH:g}, no lead)"
 
 
 def links_table(result: LinksIdentification) -> str:

@@ -58,7 +58,8 @@ def write_friction_plot(identification: Identification, path: Path) -> None:
         if len(velocity):
             grid = np.linspace(velocity.min(), velocity.max(), 400)
             ax.plot(grid, viscous * grid + coulomb * np.tanh(grid / result.coulomb_width), lw=1, label="fitted")
-        ax.set_title(f"{result.name} (width {result.coulomb_width:g} rad/s)", fontsize=8)
+        lead = f", lead {result.coulomb_lead:g} s; curve at q̈ = 0" if result.coulomb_lead else ""
+        ax.set_title(f"{result.name} (width {result.coulomb_width:g} rad/s{lead})", fontsize=8)
         ax.set_xlabel("q̇ [rad/s]", fontsize=7)
         ax.tick_params(labelsize=7)
     for ax in axes.ravel()[n:]:

@@ -56,6 +56,8 @@ def contact_distribution(
     contacts: list[Contact],
     friction_coefficient: float = 0.7,
     min_normal_force: float = 0.0,
+    friction_margin: float = 1.0,
+    sole_margin: float = 1.0,
 ) -> ContactDistribution:
     """The distribution ``kind`` (one of KINDS) onto ``contacts`` (their shapes and normals are the
     QP's; the minimum-norm distribution uses only their links)."""
@@ -63,6 +65,8 @@ def contact_distribution(
     if kind == "minimum_norm":
         return MinimumNormTorques(model, links)
     if kind == "qp":
-        qp = ContactForceQP(contacts, model.gravity, friction_coefficient, min_normal_force)
+        qp = ContactForceQP(
+            contacts, model.gravity, friction_coefficient, min_normal_force, friction_margin, sole_margin
+        )
         return ContactConsistentTorques(model, links, qp)
     raise ValueError(f"contact distribution must be one of {list(KINDS)}, got '{kind}'")

@@ -15,10 +15,13 @@ minimises
 
 subject to, per contact, with n its unit normal (default: against gravity) and f its force:
     n·f ≥ min_normal_force;
-    friction: an inner pyramid of FACETS faces, d·f ≤ μ cos(π/FACETS) n·f for each facet
-    direction d in the tangent plane, so every force is inside its cone;
-    plane contacts, moments in the link frame: |m_x| ≤ half_width·n·f and |m_y| ≤ half_length·n·f
-    (the centre of pressure inside the sole), |m_z| ≤ μ·min(half sizes)·n·f (yaw).
+    friction: an inner pyramid of FACETS faces, d·f ≤ μ' cos(π/FACETS) n·f for each facet
+    direction d in the tangent plane, so every force is inside the cone of μ' = friction_margin·μ
+    (a margin: a solution sits on its constraints, and a stance whose forces use all of the
+    ground's μ slides at the first disturbance);
+    plane contacts, moments in the link frame: |m_x| ≤ w·n·f and |m_y| ≤ l·n·f with l, w the
+    sole's half length and half width times sole_margin (the centre of pressure inside that
+    central part of the sole), |m_z| ≤ μ'·min(l, w)·n·f (yaw).
 The equality is soft: when no admissible forces produce r (tipping, an impossible base
 acceleration) the solution is the admissible one closest to it, and r − A x is the residual
 that is left. ε (relative, ``REGULARISATION``) makes the solution unique: among equal fits the
@@ -157,9 +160,15 @@ class ContactForceQP:
         gravity: np.ndarray,
         friction_coefficient: float = 0.7,
         min_normal_force: float = 0.0,
+        friction_margin: float = 1.0,
+        sole_margin: float = 1.0,
     ) -> None:
+        """``friction_margin``: the fraction of μ the forces may use; ``sole_margin``: the fraction of
+        each sole's half sizes the centre of pressure may use (1: all of it)."""
         if not friction_coefficient > 0.0 or not min_normal_force >= 0.0:
             raise ValueError("friction_coefficient must be > 0 and min_normal_force ≥ 0")
+        if not (0.0 < friction_margin <= 1.0 and 0.0 < sole_margin <= 1.0):
+            raise ValueError(f"friction_margin and sole_margin are in (0, 1], got {friction_margin}, {sole_margin}")
         for contact in contacts:
             if not 0.0 <= contact.radius <= MAX_RADIUS or (contact.radius > 0.0 and contact.half_size is not None):
                 raise ValueError(
@@ -167,7 +176,8 @@ class ContactForceQP:
                     f"got {contact.radius} (a sole's contact is its face)"
                 )
         self.contacts = list(contacts)
-        self.mu, self.min_normal_force = float(friction_coefficient), float(min_normal_force)
+        self.mu, self.min_normal_force = float(friction_coefficient) * friction_margin, float(min_normal_force)
+        self.sole_margin = float(sole_margin)
         up = -np.asarray(gravity, dtype=float)
         up = up / np.linalg.norm(up) if np.linalg.norm(up) > 0 else np.array([0.0, 0.0, 1.0])
         self.normals = [_unit(c.normal) if c.normal is not None else up for c in self.contacts]
@@ -187,7 +197,9 @@ class ContactForceQP:
         self._cone_count = len(cone_rows)
         self._sole_limits = np.array(
             [
-                (*c.half_size, self.mu * min(c.half_size)) if c.half_size is not None else (0.0, 0.0, 0.0)
+                (*(self.sole_margin * h for h in c.half_size), self.mu * self.sole_margin * min(c.half_size))
+                if c.half_size is not None
+                else (0.0, 0.0, 0.0)
                 for c in self.contacts
             ]
         )

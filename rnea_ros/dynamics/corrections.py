@@ -1,6 +1,8 @@
 """What the URDF leaves out of a joint's torque, identified from recordings (no ROS).
 
-Per joint: τ_joint = τ_RNEA + viscous·q̇ + coulomb·tanh(q̇ / coulomb_width) + armature·q̈ + offset.
+Per joint: τ_joint = τ_RNEA + viscous·q̇ + coulomb·tanh((q̇ + coulomb_lead·q̈) / coulomb_width) + armature·q̈ + offset.
+``coulomb_lead`` [s] (0 unless identified): friction that settles within a time constant instead of
+at once (MuJoCo's soft friction loss, a joint's presliding) follows the velocity that far ahead.
 Values in SI units (N·m·s/rad, N·m, rad/s, kg·m², N·m; N and m for prismatic joints). The
 file form (``corrections.yaml``) is a mapping with a schema ``version`` and ``joints``:
 joint name → the parameters it has (a parameter left out is zero). Version 2 adds an optional
@@ -46,6 +48,8 @@ MAX_PAYLOAD_MASS = 1e4  # kg
 INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 PARAMETERS = ("viscous", "coulomb", "armature", "offset")
 DEFAULT_COULOMB_WIDTH = 0.01  # rad/s: tanh(q̇ / width) is within 1 % of sign(q̇) beyond 2.6·width
+MAX_COULOMB_LEAD = 1.0  # s
+SHAPE = ("coulomb_width", "coulomb_lead")  # the Coulomb term's shape, written with a Coulomb term only
 
 
 class CorrectionsError(ValueError):
@@ -59,6 +63,7 @@ class JointCorrection:
     armature: float = 0.0
     offset: float = 0.0
     coulomb_width: float = DEFAULT_COULOMB_WIDTH
+    coulomb_lead: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -127,7 +132,7 @@ class Corrections:
     def for_joints(self, joint_names: Sequence[str]) -> JointArrays:
         """The parameters as arrays in ``joint_names`` order (joints without corrections: 0)."""
         rows = [self.joints.get(name, JointCorrection()) for name in joint_names]
-        return JointArrays(*(np.array([getattr(r, key) for r in rows]) for key in (*PARAMETERS, "coulomb_width")))
+        return JointArrays(*(np.array([getattr(r, key) for r in rows]) for key in (*PARAMETERS, *SHAPE)))
 
 
 @dataclass(frozen=True)
@@ -139,9 +144,11 @@ class JointArrays:
     armature: np.ndarray
     offset: np.ndarray
     coulomb_width: np.ndarray
+    coulomb_lead: np.ndarray
 
     def torques(self, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
-        return self.viscous * qd + self.coulomb * np.tanh(qd / self.coulomb_width) + self.armature * qdd + self.offset
+        coulomb = self.coulomb * np.tanh((qd + self.coulomb_lead * qdd) / self.coulomb_width)
+        return self.viscous * qd + coulomb + self.armature * qdd + self.offset
 
 
 def load_corrections(path: str | Path) -> Corrections:
@@ -297,7 +304,7 @@ def apply_corrections(
 def _joint(name: str, values: object) -> JointCorrection:
     if not isinstance(values, Mapping):
         raise CorrectionsError(f"corrections: joint '{name}' must map parameters to numbers")
-    unknown = set(values) - {*PARAMETERS, "coulomb_width"}
+    unknown = set(values) - {*PARAMETERS, *SHAPE}
     if unknown:
         raise CorrectionsError(f"corrections: joint '{name}' has unknown parameters {sorted(unknown)}")
     numbers = {}
@@ -308,6 +315,8 @@ def _joint(name: str, values: object) -> JointCorrection:
         numbers[key] = number
     if numbers.get("coulomb_width", DEFAULT_COULOMB_WIDTH) <= 0.0:
         raise CorrectionsError(f"corrections: joint '{name}' coulomb_width must be > 0")
+    if not 0.0 <= numbers.get("coulomb_lead", 0.0) <= MAX_COULOMB_LEAD:
+        raise CorrectionsError(f"corrections: joint '{name}' coulomb_lead must be within [0, {MAX_COULOMB_LEAD:g}] s")
     if numbers.get("armature", 0.0) < 0.0:
         raise CorrectionsError(f"corrections: joint '{name}' armature must be ≥ 0")
     return JointCorrection(**numbers)
@@ -348,8 +357,11 @@ def _number(value: object, what: str) -> float:
 
 def _given(correction: JointCorrection) -> dict[str, float]:
     """A joint's parameters as the file writes them: only those that are not zero (a parameter
-    that was not identified is absent, not a number), the Coulomb width with a Coulomb term."""
+    that was not identified is absent, not a number), the Coulomb term's width with it, and its
+    lead when there is one."""
     values = {key: float(getattr(correction, key)) for key in PARAMETERS if getattr(correction, key) != 0.0}
     if correction.coulomb != 0.0:
         values["coulomb_width"] = float(correction.coulomb_width)
+        if correction.coulomb_lead != 0.0:
+            values["coulomb_lead"] = float(correction.coulomb_lead)
     return values

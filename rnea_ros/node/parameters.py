@@ -192,6 +192,22 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ),
     ParameterSpec("min_normal_force", "double", 0.0, "qp: least normal force of every contact [N].", range=(0.0, 1e5)),
     ParameterSpec(
+        "friction_margin",
+        "double",
+        0.9,
+        "qp: the fraction of friction_coefficient the forces may use (a force on the cone's edge slides at the "
+        "first disturbance).",
+        range=(0.05, 1.0),
+    ),
+    ParameterSpec(
+        "sole_margin",
+        "double",
+        0.8,
+        "qp: the fraction of each sole's half length and half width the centre of pressure may use (0.8: its "
+        "central 80 %).",
+        range=(0.05, 1.0),
+    ),
+    ParameterSpec(
         "sole_size",
         "double_array",
         (0.0, 0.0),

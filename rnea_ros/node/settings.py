@@ -44,6 +44,8 @@ class Settings:
     contact_distribution: str = _DEFAULT["contact_distribution"]
     friction_coefficient: float = _DEFAULT["friction_coefficient"]
     min_normal_force: float = _DEFAULT["min_normal_force"]
+    friction_margin: float = _DEFAULT["friction_margin"]
+    sole_margin: float = _DEFAULT["sole_margin"]
     sole_size: tuple[float, ...] = _DEFAULT["sole_size"]
     contact_radius: tuple[float, ...] = _DEFAULT["contact_radius"]
     contact_normals: tuple[float, ...] = _DEFAULT["contact_normals"]

@@ -278,6 +278,8 @@ class LiveModel:
             settings.contact_distribution,
             settings.friction_coefficient,
             settings.min_normal_force,
+            settings.friction_margin,
+            settings.sole_margin,
             settings.sole_size,
             settings.contact_normals,
             settings.contact_radius,
@@ -297,6 +299,8 @@ class LiveModel:
                 contacts,
                 settings.friction_coefficient,
                 settings.min_normal_force,
+                settings.friction_margin,
+                settings.sole_margin,
             )
             cached = self._contact_distribution = (key, distribution)
         return cached[1]

@@ -105,6 +105,14 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
         "Extra dry friction per joint of `joints` (one value: all) [N·m].",
         read_only=True,
     ),
+    ParameterSpec(
+        "soft_friction",
+        "bool",
+        False,
+        "Joint friction loss as MuJoCo's default soft constraint (its force settles within ~10 ms, as a "
+        "real joint's takes time to); false: dry friction at its bound the moment the joint slides.",
+        read_only=True,
+    ),
     ParameterSpec("payload_link", "string", "", "Link that carries a payload; empty: none.", read_only=True),
     ParameterSpec("payload_mass", "double", 0.0, "Payload mass [kg].", read_only=True, range=(0.0, 10000.0)),
     ParameterSpec(

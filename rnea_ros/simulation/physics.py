@@ -46,6 +46,7 @@ class SimOptions:
     timestep: float = 1e-3
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
     keep_urdf_damping: bool = True  # URDF <dynamics damping friction>: kept as a real joint has them
+    soft_friction: bool = False  # friction loss as MuJoCo's default: it settles within ~10 ms
     armature: Mapping[str, float] = field(default_factory=dict)  # extra reflected inertia per joint
     payload: Payload | None = None
     sensor_link: str = ""  # a force/torque sensor between this link and the payload
@@ -199,8 +200,10 @@ class SimRobot:
         self.model.eq_solimp[:] = [0.9999, 0.9999, 0.001, 0.5, 2.0]
         # Friction loss the same way: dry friction that reaches its bound once sliding, not a soft
         # damper below it (with MuJoCo's defaults 1 N·m of friction loss acted as ~0.83 N·m)
-        self.model.dof_solref[:] = [2 * options.timestep, 1.0]
-        self.model.dof_solimp[:] = [0.9999, 0.9999, 0.001, 0.5, 2.0]
+        # (``soft_friction`` keeps MuJoCo's default: a real joint's friction also takes time to settle)
+        if not options.soft_friction:
+            self.model.dof_solref[:] = [2 * options.timestep, 1.0]
+            self.model.dof_solimp[:] = [0.9999, 0.9999, 0.001, 0.5, 2.0]
         if not options.keep_urdf_damping:
             self.model.dof_damping[:] = 0.0
             self.model.dof_frictionloss[:] = 0.0

@@ -32,12 +32,9 @@ def simulate(
     stiffened one."""
     from rnea_ros.simulation.physics import SimOptions, SimRobot
 
-    sim = SimRobot(ARM_URDF, SimOptions(keep_urdf_damping=False))
+    sim = SimRobot(ARM_URDF, SimOptions(keep_urdf_damping=False, soft_friction=soft_friction))
     for key, values in TRUTH.items():
         getattr(sim.model, f"dof_{key}")[:7] = values
-    if soft_friction:
-        sim.model.dof_solref[:] = [0.02, 1.0]
-        sim.model.dof_solimp[:] = [0.9, 0.95, 0.001, 0.5, 2.0]
     sim.set_positions(dict(zip(ARM.joint_names, START, strict=True)))
     rows = []
     for k in range(int(seconds * 1000)):
@@ -76,7 +73,7 @@ def gravity_errors(urdfs: dict[str, str], poses: np.ndarray) -> dict[str, np.nda
     return {name: np.abs(gravity(urdf) - true).max(axis=0)[acting] / scale[acting] for name, urdf in urdfs.items()}
 
 
-def record_wrong_arm(seed: int, folder: Path, seconds: float = 60.0) -> tuple[Path, Path]:
+def record_wrong_arm(seed: int, folder: Path, seconds: float = 60.0, soft_friction: bool = False) -> tuple[Path, Path]:
     """What a user of a URDF with wrong inertias does first: rnea_excite's excitation (designed on
     that URDF) recorded on the true arm. Writes ``wrong.urdf`` (``testing.perturbed``, ``seed``)
     and ``excitation.csv`` (time, positions, velocities, efforts, as rnea_analyze reads them)."""
@@ -86,7 +83,7 @@ def record_wrong_arm(seed: int, folder: Path, seconds: float = 60.0) -> tuple[Pa
     wrong_urdf = perturbed_urdf(ARM_URDF, seed=seed)
     wrong = RobotModel.from_urdf(wrong_urdf)
     excitation = design(wrong, wrong_urdf, START, moving=np.r_[np.ones(7, dtype=bool), False], iterations=200)
-    q, qd, _, applied = simulate(excitation.trajectory, seconds, wrong)
+    q, qd, _, applied = simulate(excitation.trajectory, seconds, wrong, soft_friction)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "wrong.urdf").write_text(wrong_urdf)
     header = ["time"] + [f"{n}.{k}" for k in ("position", "velocity", "effort") for n in ARM.joint_names]
@@ -95,7 +92,7 @@ def record_wrong_arm(seed: int, folder: Path, seconds: float = 60.0) -> tuple[Pa
     return folder / "wrong.urdf", folder / "excitation.csv"
 
 
-if __name__ == "__main__":  # python -m rnea_ros.testing.arm_in_mujoco SEED FOLDER (MuJoCo apart from DDS)
+if __name__ == "__main__":  # python -m rnea_ros.testing.arm_in_mujoco SEED FOLDER [soft] (MuJoCo apart from DDS)
     import sys
 
-    record_wrong_arm(int(sys.argv[1]), Path(sys.argv[2]))
+    record_wrong_arm(int(sys.argv[1]), Path(sys.argv[2]), soft_friction=sys.argv[3:] == ["soft"])

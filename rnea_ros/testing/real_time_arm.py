@@ -17,12 +17,13 @@ from rnea_ros.testing.reference import ARM_URDF
 SECONDS = 4.0
 
 
-def identify_wrong_arm(folder: Path, seed: int) -> tuple[str, str, Path]:
+def identify_wrong_arm(folder: Path, seed: int, soft_friction: bool = False) -> tuple[str, str, Path]:
     """(wrong URDF, corrected URDF, corrections.yaml) of rnea_analyze --identify --inertia on 60 s
-    of rnea_excite's excitation recorded on the true arm."""
+    of rnea_excite's excitation recorded on the true arm (``soft_friction``: MuJoCo's default)."""
     from rnea_ros.analysis.cli import main as rnea_analyze
 
     recorder = [sys.executable, "-m", "rnea_ros.testing.arm_in_mujoco", str(seed), str(folder)]
+    recorder += ["soft"] if soft_friction else []
     subprocess.run(recorder, check=True, timeout=600)
     out = folder / "identified"
     argv = [str(folder / "excitation.csv"), "--urdf", str(folder / "wrong.urdf"), "--out", str(out), "--no-csv"]
@@ -31,9 +32,12 @@ def identify_wrong_arm(folder: Path, seed: int) -> tuple[str, str, Path]:
     return (folder / "wrong.urdf").read_text(), (out / "corrected.urdf").read_text(), out / "corrections.yaml"
 
 
-def track_in_real_time(folder: Path, name: str, description: str, env: dict, corrections: str = "") -> np.ndarray:
+def track_in_real_time(
+    folder: Path, name: str, description: str, env: dict, corrections: str = "", soft_friction: bool = False
+) -> np.ndarray:
     """RMS tracking error per arm joint [°] of the true arm (damping, friction loss and armature in
-    the simulator only) with rnea_node's feed-forward computed from ``description``."""
+    the simulator only; ``soft_friction``: MuJoCo's default) with rnea_node's feed-forward computed
+    from ``description``."""
     from rnea_ros.demo.closed_loop import planned_trajectory, run_trajectory_loop
     from rnea_ros.demo.demo import KD, KP, START
     from rnea_ros.demo.trajectories import fast_multisine
@@ -46,6 +50,7 @@ def track_in_real_time(folder: Path, name: str, description: str, env: dict, cor
         "damping": [*TRUTH["damping"].tolist(), 0.0],
         "friction_loss": [*TRUTH["frictionloss"].tolist(), 0.0],
         "armature": [*TRUTH["armature"].tolist(), 0.0],
+        "soft_friction": soft_friction,
         "realtime": True,
         "initial_positions": START,
         "duration": SECONDS + 0.5,

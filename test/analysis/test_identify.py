@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.analysis.identify import Identification
+from rnea_ros.analysis.identify import Identification, identification_table
 from rnea_ros.dynamics.corrections import Corrections, CorrectionsError, JointCorrection
 from rnea_ros.testing.reference import ARM_URDF
 
@@ -163,3 +163,27 @@ def test_the_tanh_width_is_chosen_on_held_out_samples_and_the_friction_points_fo
         np.testing.assert_allclose(points, expected, atol=0.03)
     write_friction_plot(identification, tmp_path / "friction.png")
     assert (tmp_path / "friction.png").stat().st_size > 10_000
+
+
+def test_a_friction_that_settles_in_10_ms_is_found_with_its_lead_and_one_that_does_not_without():
+    """Joint a's friction, written by hand, follows q̇ + 0.01·q̈ (it settles within 10 ms, as
+    MuJoCo's soft friction loss does); joint b's follows q̇ itself: each is found with its own lead,
+    and a's armature is not bent by the friction it would otherwise have to explain."""
+    rng = np.random.default_rng(7)
+    t = np.arange(0, 30, 0.001)[:, None]
+    qd = np.hstack([0.6 * np.sin(0.9 * t) * np.sin(0.13 * t), 0.4 * np.cos(1.7 * t) * np.sin(0.31 * t)])
+    qdd = np.gradient(qd, 0.001, axis=0)
+    lead = np.array([0.01, 0.0])
+    friction = np.array([1.0, 0.6]) * qd + np.array([1.5, 0.8]) * np.tanh((qd + lead * qdd) / 0.02)
+    measured = friction + np.array([0.1, 0.05]) * qdd + rng.normal(0, 0.005, qd.shape)
+    identification = Identification(["a", "b"], None)
+    for rows in np.array_split(np.arange(len(t)), 9):
+        identification.add(measured[rows], np.zeros_like(qd[rows]), qd[rows], qdd[rows])
+    a, b = identification.results()
+    assert (a.coulomb_width, a.coulomb_lead) == (0.02, 0.01)
+    assert (b.coulomb_width, b.coulomb_lead) == (0.02, 0.0)
+    assert a.estimates["armature"].value == pytest.approx(0.1, rel=0.02)
+    assert a.estimates["coulomb"].value == pytest.approx(1.5, rel=0.02)
+    corrections = identification.corrections()
+    assert corrections.joints["a"].coulomb_lead == 0.01 and corrections.joints["b"].coulomb_lead == 0.0
+    assert "lead 0.01 s" in identification_table(identification)

@@ -24,7 +24,7 @@ from rnea_ros.dynamics.corrections import (
 from rnea_ros.dynamics.payload import Inertial
 
 WHOLE = Corrections(
-    {f"joint{k}": JointCorrection(0.1 * k, 0.2 * k, 0.01 * k, -0.3 * k, 0.02) for k in range(1, 8)},
+    {f"joint{k}": JointCorrection(0.1 * k, 0.2 * k, 0.01 * k, -0.3 * k, 0.02, 0.005 * (k % 3)) for k in range(1, 8)},
     None,
 )
 
@@ -35,6 +35,17 @@ def test_the_tool_writes_version_3_ending_with_its_end_mark_and_reads_it_back(tm
     assert path.read_text().rstrip().endswith("end: true")
     assert load_corrections(path) == WHOLE
     assert [p.name for p in tmp_path.iterdir()] == ["corrections.yaml"]  # no temporary left
+
+
+def test_the_coulomb_lead_is_written_only_when_there_is_one_and_shifts_the_tanh_by_lead_times_qdd(tmp_path):
+    path = tmp_path / "corrections.yaml"
+    save_corrections(WHOLE, path)
+    written = yaml.safe_load(path.read_text())["joints"]
+    assert "coulomb_lead" not in written["joint3"] and written["joint1"]["coulomb_lead"] == 0.005
+    lead = Corrections({"j": JointCorrection(coulomb=2.0, coulomb_width=0.05, coulomb_lead=0.01)})
+    # q̇ = −0.1 rad/s braking at 20 rad/s²: the friction of q̇ 10 ms ahead, +0.1 rad/s
+    assert lead.torques(["j"], np.array([-0.1]), np.array([20.0]))[0] == pytest.approx(2.0 * np.tanh(0.1 / 0.05))
+    assert lead.torques(["j"], np.array([-0.1]), np.array([0.0]))[0] == pytest.approx(-2.0 * np.tanh(0.1 / 0.05))
 
 
 def test_a_file_cut_short_while_written_is_refused_at_every_length(tmp_path):
@@ -68,6 +79,8 @@ def test_a_file_cut_short_while_written_is_refused_at_every_length(tmp_path):
         ("version: 3\njoints: {joint1: {viscous: 1.0, viscous: 2.0}}\nend: true\n", "twice"),
         ("version: 3\njoints: {joint1: {coulomb: 1.0e+308}}\nend: true\n", "beyond"),
         ("version: 3\njoints: {joint1: {offset: -1.0e+7}}\nend: true\n", "beyond"),
+        ("version: 3\njoints: {joint1: {coulomb: 1.0, coulomb_lead: -0.01}}\nend: true\n", "coulomb_lead"),
+        ("version: 3\njoints: {joint1: {coulomb: 1.0, coulomb_lead: 2.0}}\nend: true\n", "coulomb_lead"),
         ("version: 3\njoints: {}\nend: true\nextra: 1\n", "unknown"),
         ("version: 3\nend: true\njoints: {}\n", "last key"),
         ("version: 3\njoints: {}\nend: false\n", "end: true"),

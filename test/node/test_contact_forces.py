@@ -143,6 +143,37 @@ def test_two_soles_keep_the_centre_of_pressure_inside_and_bound_the_yaw_moment()
         assert -wrench[4] / wrench[2] <= 0.1 + 1e-9
 
 
+def test_margins_keep_forces_off_the_cone_and_the_centre_of_pressure_off_the_sole_edge():
+    """A 20° slope needs tan 20° = 0.364 of the normal force from friction. With μ = 0.5 and
+    friction_margin 0.9 the pyramid's face is at 0.5·0.9·cos 22.5° = 0.416: held, every force
+    at most 0.9 μ. With 0.7 the face is at 0.323: not held, the residual says so. Two soles under a
+    centre of mass 0.09 m ahead: the whole sole holds it (toe at 0.1); its central 80 % (0.08)
+    does not, and the centre of pressure stays at 0.08."""
+    model, R = box(CORNERS), tilted(math.radians(20))
+    q, residual = standing(model, R)
+    contacts = [Contact(link, normal=tuple(R[:, 2])) for link in CORNERS]
+    JT = model.wrench_jacobian_transpose(q, list(CORNERS))[:6]
+    for margin, held in ((0.9, True), (0.7, False)):
+        qp = ContactForceQP(contacts, model.gravity, 0.5, friction_margin=margin)
+        out = qp.distribute(JT, residual, [R] * 4)
+        assert (np.linalg.norm(out.residual) < 1e-6) == held, margin
+        assert max(cone_ratio(f, R[:, 2]) for f in out.forces_world) <= margin * 0.5 + 1e-9
+    soles = {"left": (-0.09, 0.1), "right": (-0.09, -0.1)}
+    model = box(soles)
+    q, residual = standing(model, np.eye(3))
+    JT = model.wrench_jacobian_transpose(q, list(soles))[:6]
+    for margin, held in ((1.0, True), (0.8, False)):
+        qp = ContactForceQP(
+            [Contact(name, half_size=(0.1, 0.05)) for name in soles], model.gravity, 0.7, 0.0, 1.0, margin
+        )
+        out = qp.distribute(JT, residual, [np.eye(3)] * 2)
+        assert (np.linalg.norm(out.residual) < 1e-6) == held, margin
+        for wrench in out.wrenches.reshape(2, 6):
+            assert -wrench[4] / wrench[2] <= 0.1 * margin + 1e-9
+    with pytest.raises(ValueError, match="margin"):
+        ContactForceQP(contacts, model.gravity, 0.5, friction_margin=0.0)
+
+
 @pytest.mark.parametrize("angle, mu", [(0.0, 0.8), (30.0, 0.6), (45.0, 0.5)])
 def test_the_warm_started_solution_is_quadprogs_along_a_sequence_of_states(angle, mu):
     """Successive states (the base tilting a little further each time) solved with the last active
