@@ -4,6 +4,8 @@ a simulated robot is rebuilt, not retuned."""
 
 from __future__ import annotations
 
+import math
+
 from rnea_ros.parameter_spec import ParameterSpec, settings_class
 
 SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
@@ -175,6 +177,15 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
         "Floating base: the ground rises by this angle along world x [rad]; the robot starts aligned with it.",
         read_only=True,
         range=(-1.2, 1.2),
+    ),
+    ParameterSpec(
+        "initial_yaw",
+        "double",
+        0.0,
+        "Floating base: the robot starts turned by this angle about the ground's normal [rad] (0: facing "
+        "world x, up the slope).",
+        read_only=True,
+        range=(-math.pi, math.pi),
     ),
     ParameterSpec(
         "friction",

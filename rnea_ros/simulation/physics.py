@@ -54,13 +54,14 @@ class SimOptions:
     # contact shape at each of contact_links (URDF meshes are not loaded): a sphere centred on the link's
     # origin, or with sole_size a box whose bottom face is the sole [length, width] centred on the link's
     # origin in its x-y plane. The ground rises by ground_slope [rad] along world x (0: flat); the robot
-    # starts aligned with it, its lowest contact touching it.
+    # starts aligned with it, turned by initial_yaw [rad] about its normal, its lowest contact touching it.
     floating_base: bool = False
     contact_links: tuple[str, ...] = ()
     contact_radius: float = 0.02
     sole_size: tuple[float, float] = (0.0, 0.0)
     friction: float = 1.0
     ground_slope: float = 0.0
+    initial_yaw: float = 0.0
 
     @property
     def ground_normal(self) -> np.ndarray:
@@ -325,8 +326,12 @@ class SimRobot:
     def _put_on_the_ground(self) -> None:
         """The floating base aligned with the ground, its lowest contact touching it."""
         model, data, options = self.model, self.data, self.options
-        half_slope = options.ground_slope / 2
-        data.qpos[0:7] = [0, 0, 0, math.cos(half_slope), 0, -math.sin(half_slope), 0]
+        half_slope, half_yaw = options.ground_slope / 2, options.initial_yaw / 2
+        slope = np.array([math.cos(half_slope), 0.0, -math.sin(half_slope), 0.0])  # [w, x, y, z]: z → the normal
+        turn = np.array([math.cos(half_yaw), 0.0, 0.0, math.sin(half_yaw)])  # then about the base's own z
+        orientation = np.empty(4)
+        mujoco.mju_mulQuat(orientation, slope, turn)
+        data.qpos[0:7] = [0, 0, 0, *orientation]
         mujoco.mj_kinematics(model, data)
         normal = options.ground_normal
         clearance = 0.0 if options.soles else options.contact_radius  # the link origin's height above the ground

@@ -173,6 +173,7 @@ class SimNode(Node):
             sole_size=tuple(_per_joint(p.sole_size, 2, "sole_size")),
             friction=p.friction,
             ground_slope=p.ground_slope,
+            initial_yaw=p.initial_yaw,
             soft_friction=p.soft_friction,
         )
         robot = SimRobot(description, options, joints)

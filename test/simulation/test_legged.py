@@ -79,11 +79,13 @@ def centres_of_pressure(run: Run, start: float) -> np.ndarray:
     return np.stack([-w[:, :, 4] / w[:, :, 2], w[:, :, 3] / w[:, :, 2]], axis=2)
 
 
-def test_a_quadruped_stands_on_a_15_degree_slope_without_slipping_with_the_qp(tmp_path):
+@pytest.mark.parametrize("yaw", [0.0, 60.0], ids=["facing up the slope", "turned 60°"])
+def test_a_quadruped_stands_on_a_15_degree_slope_without_slipping_with_the_qp(tmp_path, yaw):
     """Solo12 on a 15° slope with μ = 0.35, the node's μ the ground's, joint PD plus the node's
     feed-forward: the QP keeps every foot's force inside its friction cone about the slope's normal,
     with the default friction_margin (0.9 of μ); the minimum-norm wrenches ask the point feet for
-    torques, which the legs turn into forces along the slope. Joint PD alone beside them."""
+    torques, which the legs turn into forces along the slope. Joint PD alone beside them. Facing up
+    the slope, and turned 60° about its normal (the slope then pulls the feet sideways too)."""
     model = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
     pose = solo_standing_pose(model.joint_names)
     sim = {
@@ -91,6 +93,7 @@ def test_a_quadruped_stands_on_a_15_degree_slope_without_slipping_with_the_qp(tm
         "contact_radius": SOLO_FOOT_RADIUS,
         "friction": GROUND_FRICTION,
         "ground_slope": SLOPE,
+        "initial_yaw": math.radians(yaw),
     }
     common = {"contact_links": SOLO_FEET, "kp": [5.0], "kd": [0.1]}
     nodes = {
@@ -106,9 +109,10 @@ def test_a_quadruped_stands_on_a_15_degree_slope_without_slipping_with_the_qp(tm
     }
     slip, sag = {}, {}
     for name, node in nodes.items():
-        run = stand(tmp_path, f"solo_slope_{name}", SOLO_URDF, pose, sim, node, 11.0, may_diverge=name != "qp")
+        label = f"solo_slope_{yaw:.0f}_{name}"
+        run = stand(tmp_path, label, SOLO_URDF, pose, sim, node, 11.0, may_diverge=name != "qp")
         if run.time[-1] < 11.0 - 0.01:  # the efforts threw the robot until the simulation diverged
-            print(f"Solo12 on 15°, {name}: the simulation diverged at t = {run.time[-1]:.3f} s")
+            print(f"Solo12 on 15° turned {yaw:.0f}°, {name}: the simulation diverged at t = {run.time[-1]:.3f} s")
             slip[name], sag[name] = np.full(len(SOLO_FEET), np.inf), np.inf
             continue
         slip[name] = foot_slip(run, start=1.0)  # 10 s, after the release from the brakes
@@ -116,7 +120,7 @@ def test_a_quadruped_stands_on_a_15_degree_slope_without_slipping_with_the_qp(tm
         error = np.abs(run.positions(model.joint_names) - pose)[run.time >= 1.0]
         sag[name] = float(np.degrees(error.max()))
         print(
-            f"Solo12 on 15°, {name}: foot slip over 10 s {np.round(slip[name] * 1e3, 3).tolist()} mm "
+            f"Solo12 on 15° turned {yaw:.0f}°, {name}: foot slip over 10 s {np.round(slip[name] * 1e3, 3).tolist()} mm "
             f"(from the release {np.round(from_release * 1e3, 3).tolist()} mm), largest joint error {sag[name]:.2f}°; "
             f"the node's compute time p50 {run.node_diagnostics.get('compute time p50 [us]')} µs"
         )
