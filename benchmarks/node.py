@@ -33,12 +33,11 @@ from sensor_msgs.msg import JointState
 
 from rnea_ros import RobotModel
 from rnea_ros.node.subscription import DedicatedSubscription
-from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.reference import EXAMPLE_ARM, robot_urdf
+from rnea_ros.testing.ros_harness import ROS_ENV, at_rate
 
 ROOT = Path(__file__).resolve().parents[1]
 
-ROS_ENV = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
 ROBOTS = {
     "example arm": (EXAMPLE_ARM.read_text(), [1000, 2000]),
     "Talos humanoid": (robot_urdf("talos_data/robots/talos_full_v2.urdf", strip_mimic=True), [1000, 2000]),
@@ -81,20 +80,14 @@ def run_publisher(rate: float, seconds: float, names: list[str]) -> None:
     while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
         time.sleep(0.01)  # messages sent before the target has matched would be lost to discovery
     time.sleep(0.5)
-    period, sent = 1.0 / rate, 0
-    start = next_time = time.monotonic()
-    while time.monotonic() - start < seconds:
-        t = next_time - start
+    sent = 0
+    for t in at_rate(rate, seconds):
         msg.position = (amplitude * np.sin(omega * t)).tolist()
         msg.velocity = (amplitude * omega * np.cos(omega * t)).tolist()
         now_ns = time.time_ns()
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now_ns, 1_000_000_000)
         publisher.publish(msg)
         sent += 1
-        next_time += period
-        delay = next_time - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
     print(sent, flush=True)
     node.destroy_node()
     rclpy.try_shutdown()

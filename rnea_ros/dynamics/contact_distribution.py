@@ -26,6 +26,8 @@ KINDS = ("minimum_norm", "qp")
 
 
 class ContactDistribution(Protocol):
+    checks_finite: bool  # whether a result it returns is known finite (τ, g and f)
+
     def __call__(
         self, q_base, v_base, qdd_base, q, qd, qdd, wrenches=None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
@@ -33,6 +35,8 @@ class ContactDistribution(Protocol):
 
 class MinimumNormTorques:
     """The minimum-norm contact wrenches for the base rows of τ and of g (see the module docstring)."""
+
+    checks_finite = False  # f is not checked
 
     def __init__(self, model: RobotModel, links: list[str]) -> None:
         self.model, self.contacts = model, ContactLinks(model, links)

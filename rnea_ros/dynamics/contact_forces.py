@@ -51,6 +51,9 @@ MAX_RADIUS = 1.0  # m: a foot's radius beyond this is a wheel, not a foot
 REGULARISATION = 1e-9  # ε relative to the largest diagonal entry of AᵀA
 KKT_TOLERANCE = 1e-9  # relative: constraint violation and negative multipliers the warm start accepts
 TAU_UNSOLVED, GRAVITY_UNSOLVED, NON_FINITE = 1, 2, 4  # the hot path kernel's status bits
+# A torque or wrench beyond this is refused as not finite: no robot has one, and the node refuses
+# the same elsewhere (a sum of squares of them overflows).
+LARGEST_OUTPUT = 1e150
 
 
 class QPConstants(NamedTuple):
@@ -416,7 +419,8 @@ def _contact_forces_warm_started(JT, base_quaternion, tau, gravity, qp, work, to
 def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, levers, torques, wrenches) -> int:
     """torques = [τ − Jᵀ f, g − Jᵀ f_g] with f, f_g the link-frame forces of X's rows (J at the
     contact points); wrenches: f, 6 per contact, about each link's origin (a rounded point's force
-    with its moment d × f). Returns 0, or NON_FINITE when a torque is not finite."""
+    with its moment d × f). Returns 0, or NON_FINITE when a torque or a wrench is not finite (or
+    beyond ``LARGEST_OUTPUT``)."""
     n = X.shape[1]
     f = np.zeros((2, n))
     for s in range(2):
@@ -437,7 +441,10 @@ def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, levers, torq
         if d[0] != 0.0 or d[1] != 0.0 or d[2] != 0.0:  # a point contact: its force is w[:3]
             w[3], w[4], w[5] = d[1] * w[2] - d[2] * w[1], d[2] * w[0] - d[0] * w[2], d[0] * w[1] - d[1] * w[0]
     for i in range(JT.shape[0]):
-        if not (np.isfinite(torques[0, i]) and np.isfinite(torques[1, i])):
+        if not (abs(torques[0, i]) < LARGEST_OUTPUT and abs(torques[1, i]) < LARGEST_OUTPUT):
+            return NON_FINITE
+    for i in range(len(wrenches)):
+        if not abs(wrenches[i]) < LARGEST_OUTPUT:
             return NON_FINITE
     return 0
 
@@ -540,6 +547,8 @@ class ContactConsistentTorques:
     own last active set. The base rows of the results are what admissible contact forces could
     not provide."""
 
+    checks_finite = True  # τ, g and f: NON_FINITE otherwise (``_subtract_contact_forces``)
+
     def __init__(self, model: RobotModel, links: list[str], qp: ContactForceQP) -> None:
         if not model.floating_base:
             raise ValueError("contact forces need a floating base")
@@ -566,8 +575,9 @@ class ContactConsistentTorques:
         ``RobotModel.inverse_dynamics``); returns (τ, g, f), nv and 6 per contact."""
         c = np.ascontiguousarray
         state = (c(q_base, float), c(v_base, float), c(qdd_base, float), c(q, float), c(qd, float), c(qdd, float))
-        if tuple(x.shape for x in state) != self._shapes:
-            raise ValueError(f"state shapes {[x.shape for x in state]}, expected {list(self._shapes)}")
+        shapes = (state[0].shape, state[1].shape, state[2].shape, state[3].shape, state[4].shape, state[5].shape)
+        if shapes != self._shapes:  # (written out: a generator costs microseconds on the node's hot path)
+            raise ValueError(f"state shapes {list(shapes)}, expected {list(self._shapes)}")
         torques, f = np.empty((2, self.model.nv)), np.empty(6 * len(self.qp.contacts))
         args = (*state, self.model.kernel_external_forces(wrenches), torques, f, *self._constants)
         if self._kernel is None:

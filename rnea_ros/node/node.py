@@ -61,6 +61,8 @@ class OutputMessages:
         self.commands = messages.labelled_commands([names[j] for j in live.command_order])
         self.residual = WrenchStamped()
         self.residual.header.frame_id = live.model.base_link or ""
+        links = live.contacts.links if live.contacts is not None else []
+        self.contacts = [WrenchStamped(header=Header(frame_id=link)) for link in links]  # estimated_contact_wrenches
 
 
 class RneaNode(Node):
@@ -111,13 +113,14 @@ class RneaNode(Node):
         self.joint_states = DedicatedSubscription(
             self, JointState, "joint_states", self._on_joint_states, JOINT_STATES_DEPTH
         )
-        # the base state and the F/T sensors come at joint_states' rate: served by its thread, each
-        # before the joint_states of the same wake-up (see subscription.py)
-        self.joint_states.also_serve(Odometry, "base_odometry", self._on_odometry, 10)
-        self.joint_states.also_serve(Imu, "imu", self._on_imu, 10)
+        # the base state and the F/T sensors come at joint_states' rate: served by its thread (the base
+        # state's newest message before each joint_states; see subscription.py)
+        self.joint_states.also_serve(Odometry, "base_odometry", self._on_odometry, 10, newest_only=True)
+        self.joint_states.also_serve(Imu, "imu", self._on_imu, 10, newest_only=True)
         flipped = set(settings.flip_wrench_topics)
         for topic in settings.wrench_topics:
             sign = -1.0 if topic in flipped else 1.0
+            # every message: one topic may carry the wrenches of several links (by frame_id)
             self.joint_states.also_serve(WrenchStamped, topic, lambda msg, s=sign: self._on_wrench(msg, s), 10)
         # raw: trajectories are read from their bytes with numpy (trajectory_cdr.py), 15x faster than
         # rclpy's object per point, whose garbage the collector then stops the node to sweep
@@ -335,10 +338,9 @@ class RneaNode(Node):
         self.pub_gravity.publish(gravity)
         if outputs.base_residual is not None:
             self._publish_wrench(self.pub_residual, out.residual, header, outputs.base_residual)
-        for link, wrench in (outputs.contact_wrenches or {}).items():
-            msg = WrenchStamped()
-            msg.header.frame_id = link
-            self._publish_wrench(self.pub_contacts, msg, header, wrench)
+        if outputs.wrenches is not None:
+            for msg, wrench in zip(out.contacts, outputs.wrenches.reshape(-1, 6), strict=True):
+                self._publish_wrench(self.pub_contacts, msg, header, wrench)
 
     @staticmethod
     def _publish_wrench(publisher, msg: WrenchStamped, header, wrench: np.ndarray) -> None:

@@ -7,10 +7,16 @@ is most of a core and most of the latency. Here the wait set holds one subscript
 is built once, and a wake-up drains every message that is waiting. The rest of the
 node (other topics, timers, parameter services) stays with ``rclpy.spin``.
 
-Topics that come at the same rate and feed the same computation (a floating base's odometry
-beside joint_states) can be served by the same thread (``also_serve``): drained first at each
-wake-up, so that the main callback sees their newest message, and never running beside it
-(two Python threads would take turns on the GIL in the middle of a computation).
+Topics that come at the same rate and feed the same computation can be served by the same thread
+(``also_serve``), never running beside the main callback (two Python threads would take turns on
+the GIL in the middle of a computation):
+- every message (a lockstep simulator's answers, each counted): drained first at each wake-up;
+- ``newest_only`` (a floating base's odometry or IMU: inputs of which only the latest message
+  counts): before each message of the main topic, every waiting message is taken as bytes
+  and the newest alone is read and handed to its callback. The main callback thus sees the newest
+  even while it catches up on a backlog: drained once per wake-up, a backlog of joint_states ran
+  0.1 s ahead of the odometry on a busy machine and the node answered none of them; read one by
+  one, the odometry cost the thread enough to lose joint_states.
 
 This uses ``rclpy_implementation`` (rclpy's C binding, what its executors use): the
 one place in rnea_ros that reaches below the public rclpy API.
@@ -26,6 +32,7 @@ from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
+from rclpy.serialization import deserialize_message
 
 WAKE_PERIOD_NS = 100_000_000  # how often the thread checks for shutdown when no message comes
 
@@ -38,7 +45,8 @@ class DedicatedSubscription:
         self._node = node
         self._callback = callback
         self._subscription = self._subscribe(msg_type, topic, callback, qos, raw)
-        self._first: list = []  # (subscription, callback) of ``also_serve``, drained first
+        self._every: list = []  # (subscription, callback) of ``also_serve``, drained first at each wake-up
+        self._newest: list = []  # the same for ``newest_only``, before each message of the main topic
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"{topic} subscription", daemon=True)
 
@@ -46,9 +54,13 @@ class DedicatedSubscription:
     def topic_name(self) -> str:
         return self._subscription.topic_name
 
-    def also_serve(self, msg_type, topic: str, callback: Callable, qos: QoSProfile | int) -> None:
-        """Serves ``topic`` in this thread too, before the main topic at each wake-up (before ``start``)."""
-        self._first.append((self._subscribe(msg_type, topic, callback, qos, False), callback))
+    def also_serve(
+        self, msg_type, topic: str, callback: Callable, qos: QoSProfile | int, newest_only: bool = False
+    ) -> None:
+        """Serves ``topic`` in this thread too (before ``start``): every message, or its newest alone
+        (see the module docstring)."""
+        served = self._newest if newest_only else self._every
+        served.append((self._subscribe(msg_type, topic, callback, qos, newest_only), callback))
 
     def _subscribe(self, msg_type, topic: str, callback: Callable, qos: QoSProfile | int, raw: bool):
         # No QoS event handlers: they would stay with the executor, and rmw reports them ready
@@ -67,11 +79,11 @@ class DedicatedSubscription:
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
         self._subscription.destroy()
-        for subscription, _ in self._first:
+        for subscription, _ in self._every + self._newest:
             subscription.destroy()
 
     def _serve(self) -> None:
-        served = [*self._first, (self._subscription, self._callback)]
+        served = [*self._every, *self._newest, (self._subscription, self._callback)]
         context = self._node.context
         with context.handle, ExitStack() as handles:
             for subscription, _ in served:
@@ -82,19 +94,32 @@ class DedicatedSubscription:
                 for subscription, _ in served:
                     wait_set.add_subscription(subscription.handle)
                 wait_set.wait(WAKE_PERIOD_NS)
-                for subscription, callback in served:
+                for subscription, callback in self._every:
                     self._drain(subscription, callback)
+                self._drain(self._subscription, self._callback, self._newest)
 
-    def _drain(self, subscription, callback: Callable) -> None:
+    def _drain(self, subscription, callback: Callable, newest_first: list | tuple = ()) -> None:
+        """Serves every waiting message of ``subscription``, each after the newest message of each of
+        ``newest_first`` (those are served even when ``subscription`` has nothing)."""
         while not self._stop.is_set():
+            for first, first_callback in newest_first:
+                newest = None
+                while (taken := first.handle.take_message(first.msg_type, True)) is not None:
+                    newest = taken[0]
+                if newest is not None and not self._serve_one(first, first_callback, newest, True):
+                    return
             taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
-            if taken is None:
+            if taken is None or not self._serve_one(subscription, callback, taken[0], False):
                 return
-            try:
-                callback(taken[0])
-            except Exception as error:  # the thread must outlive any bug in a callback
-                if not self._node.context.ok():
-                    return  # shut down (SIGINT, SIGTERM) while a message was served: nothing went wrong
-                self._node.get_logger().error(
-                    f"{subscription.topic_name} callback raised {error!r}; message dropped", throttle_duration_sec=1.0
-                )
+
+    def _serve_one(self, subscription, callback: Callable, taken, deserialize: bool) -> bool:
+        """``callback`` on one message (read from its bytes when ``deserialize``); False once shut down."""
+        try:
+            callback(deserialize_message(taken, subscription.msg_type) if deserialize else taken)
+        except Exception as error:  # the thread must outlive any bug in a callback
+            if not self._node.context.ok():
+                return False  # shut down (SIGINT, SIGTERM) while a message was served: nothing went wrong
+            self._node.get_logger().error(
+                f"{subscription.topic_name} callback raised {error!r}; message dropped", throttle_duration_sec=1.0
+            )
+        return True

@@ -2,7 +2,10 @@
 
 Plain Python (no rclpy). Every output of one state is computed before any is published,
 so that they go out all together or not at all: any failure raises ``ValueError`` (or
-``LinAlgError``) and nothing is published.
+``LinAlgError``) and nothing is published; so do outputs that are not finite (finite inputs can
+still overflow: absurd but finite values). This is the node's hot path, timed in /diagnostics:
+what a kernel already checked (the contact QP's torques and wrenches, the commands) is not
+checked again, and nothing is built that the node may not publish.
 
 ``effort_commands`` = source + Kp (q_d − q) + Kd (q̇_d − q̇), clipped to the URDF's effort
 limits: the source is the inverse dynamics (at the desired state when there is feedback and
@@ -14,7 +17,7 @@ acts only while a fresh desired point gives positions and velocities, on the joi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -26,10 +29,10 @@ from rnea_ros.node.state import Inputs, LiveModel
 _NO_BASE_ACCELERATION = np.zeros(BASE_DOFS)
 
 
-@dataclass(frozen=True)
-class Outputs:
+class Outputs(NamedTuple):
     """The joints' part of the state used and of the torques, in model order; ``commands`` in
-    ``command_joints`` order. Floating base: the base residual wrench and the contact wrenches."""
+    ``command_joints`` order. Floating base: the base residual wrench and the contact wrenches
+    (6 per link of ``live.contacts``, each [f, m] in the link's frame about its origin)."""
 
     live: LiveModel
     q: np.ndarray
@@ -38,8 +41,15 @@ class Outputs:
     commands: np.ndarray
     gravity: np.ndarray
     base_residual: np.ndarray | None = None
-    contact_wrenches: dict[str, np.ndarray] | None = None
+    wrenches: np.ndarray | None = None
     clipped: int = 0  # command joints clipped to their effort limit
+
+    @property
+    def contact_wrenches(self) -> dict[str, np.ndarray] | None:
+        """The contact wrenches by link (views of ``wrenches``); None without contacts."""
+        if self.wrenches is None:
+            return None
+        return self.live.contacts.wrenches(self.wrenches)
 
 
 def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None = None) -> Outputs | None:
@@ -54,6 +64,7 @@ def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None =
             held = holding_torques(live, inputs)  # gravity alone at the measured state is ``gravity``
         tau, held = with_corrections(live, inputs, tau, held)
         commands, clipped = effort_commands(live, inputs, settings, tau, held)
+        _check_finite(tau, gravity)
         return Outputs(live, inputs.q, inputs.qd, tau, commands, gravity, clipped=clipped)
     if inputs.base is None:
         return None
@@ -66,7 +77,17 @@ def with_corrections(
     """The joint torques the rigid bodies leave out: the URDF's damping and friction and a corrections
     file's friction and armature, at the state τ was computed for, added to τ (``CorrectedModel``, as
     rnea_analyze adds them); a corrections file's offset also to the holding torques."""
-    return live.corrected.joint_torques(inputs.qd, inputs.qdd, tau), held + live.corrected.offset
+    corrected = live.corrected
+    if corrected.joint_terms is None and corrected.urdf_terms is None:
+        return tau, held
+    return corrected.joint_torques(inputs.qd, inputs.qdd, tau), held + corrected.offset
+
+
+def _check_finite(*arrays: np.ndarray) -> None:
+    """ValueError unless every value is finite: one sum of squares (it also refuses values beyond
+    1e154, which no robot has)."""
+    if not math.isfinite(sum(float(a @ a) for a in arrays)):
+        raise ValueError("the efforts are not finite (inputs too large?)")
 
 
 def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:
@@ -125,12 +146,15 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     if live.contacts is not None:
         distribute = live.contact_distribution(settings)
         tau, gravity, f = distribute(base.q, base.v, base_qdd, inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
-        return _floating_base_outputs(live, inputs, settings, tau, gravity, live.contacts.wrenches(f))
+        if not distribute.checks_finite:
+            _check_finite(tau, gravity, f)
+        return _floating_base_outputs(live, inputs, settings, tau, gravity, f)
     q = np.concatenate([base.q, inputs.q])
     qd = np.concatenate([base.v, inputs.qd])
     qdd = np.concatenate([base_qdd, inputs.qdd])
     tau = live.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
     gravity = live.model.gravity_torques(q)
+    _check_finite(tau, gravity)
     return _floating_base_outputs(live, inputs, settings, tau, gravity, None)
 
 
@@ -140,12 +164,15 @@ def _floating_base_outputs(
     settings: Settings,
     tau: np.ndarray,
     gravity: np.ndarray,
-    contact_wrenches: dict[str, np.ndarray] | None,
+    wrenches: np.ndarray | None,
 ) -> Outputs:
-    """The outputs of τ and g with base rows: the joints' rows, corrected and commanded; the base
-    rows are the residual."""
-    joints, held = with_corrections(live, inputs, tau[BASE_DOFS:], gravity[BASE_DOFS:])
-    commands, clipped = effort_commands(live, inputs, settings, joints, held)
+    """The outputs of τ and g with base rows (both checked finite): the joints' rows, corrected and
+    commanded; the base rows are the residual."""
+    joints, held = tau[BASE_DOFS:], gravity[BASE_DOFS:]
+    corrected, corrected_held = with_corrections(live, inputs, joints, held)
+    if corrected is not joints:
+        _check_finite(corrected, corrected_held)
+    commands, clipped = effort_commands(live, inputs, settings, corrected, corrected_held)
     return Outputs(
-        live, inputs.q, inputs.qd, joints, commands, gravity[BASE_DOFS:], tau[:BASE_DOFS], contact_wrenches, clipped
+        live, inputs.q, inputs.qd, corrected, commands, gravity[BASE_DOFS:], tau[:BASE_DOFS], wrenches, clipped
     )

@@ -31,12 +31,21 @@ def machine() -> str:
 
 
 def write_table(
-    name: str, script: str, header: Sequence[str], rows: Sequence[Sequence[object]], note: str = ""
+    name: str,
+    script: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    note: str = "",
+    more: Sequence[tuple[str, Sequence[str], Sequence[Sequence[object]]]] = (),
 ) -> Path:
-    """Writes ``docs/figures/<name>.md`` and returns its path."""
+    """Writes ``docs/figures/<name>.md`` and returns its path; ``more``: further tables of the same
+    run, each (note, header, rows)."""
     FIGURES.mkdir(parents=True, exist_ok=True)
     path = FIGURES / f"{name}.md"
-    path.write_text("\n".join(_table(script, header, rows, note)) + "\n", encoding="utf-8")
+    lines = _table(script, header, rows, note)
+    for more_note, more_header, more_rows in more:
+        lines += ["", more_note, "", *_markdown(more_header, more_rows)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
@@ -62,6 +71,12 @@ def _table(script: str, header: Sequence[str], rows: Sequence[Sequence[object]],
         f"Measured by `{script}` on {now}; machine: {machine()}.",
         *(["", note] if note else []),
         "",
+        *_markdown(header, rows),
+    ]
+
+
+def _markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    return [
         "| " + " | ".join(header) + " |",
         "| " + " | ".join("---" for _ in header) + " |",
         *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows),

@@ -39,6 +39,19 @@ DESCRIPTION_QOS = QoSProfile(
 )
 
 
+def at_rate(rate: float, seconds: float) -> Iterator[float]:
+    """Yields the time since the start [s] of each tick at ``rate`` [Hz] for ``seconds``; a tick
+    that comes late is not skipped (a publisher that was held up catches up)."""
+    period = 1.0 / rate
+    start = next_time = time.monotonic()
+    while time.monotonic() - start < seconds:
+        yield next_time - start
+        next_time += period
+        delay = next_time - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+
 def init_rclpy() -> None:
     os.environ.update(ROS_ENV)
     rclpy.init()

@@ -14,6 +14,7 @@ from rnea_ros.dynamics.rotations import quaternion_matrix
 from rnea_ros.node import diagnostics
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.settings import Settings
+from rnea_ros.node.state import InvalidMessageError
 from rnea_ros.testing.reference import robot_urdf
 
 SOLO = robot_urdf("solo_description/robots/solo12.urdf")
@@ -132,3 +133,16 @@ def test_per_link_sole_sizes_and_normals_and_their_refusals():
             Settings(**{"contact_links": ("a", "b"), **wrong})
     assert Settings(contact_links=("a", "b"), contact_radius=(0.02, 0.0)).contact_radii() == [0.02, 0.0]
     assert Settings(contact_links=("a", "b"), contact_radius=(0.01,)).contact_radii() == [0.01, 0.01]
+
+
+def test_outputs_that_overflow_are_refused_and_nothing_is_published():
+    """Finite inputs whose torques overflow (checked by the QP's kernel itself, the node's hot path)."""
+    core, out = standing("qp")
+    assert out is not None and core.published == 1
+    names = core.live.model.joint_names
+    for velocity in (1e200, 1e77):  # torques not finite; finite but beyond any robot's (~1e154·inertia)
+        with pytest.raises(InvalidMessageError) as rejection:
+            core.joint_states(names, STANCE, np.full(12, velocity), True, 2.0, lambda: 0.0)
+        assert rejection.value.reason == "compute_error"
+    assert core.published == 1
+    assert core.joint_states(names, STANCE, np.zeros(12), True, 3.0, lambda: 0.0) is not None
