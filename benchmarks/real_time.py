@@ -7,7 +7,10 @@ the same in lockstep, and beside them rnea_node's own effort_commands loop over 
 
 A planner's fast multi-sine (points 0.1 s apart) on the example arm with a 2 kg payload known from
 corrections (the demo's), the UR5 and the Panda (example-robot-data; gains from rnea_gains at
-20 rad/s about the start pose). RMS tracking error per joint over 4 s, wall-clock paced.
+20 rad/s about the start pose); and a floating base: Solo12 crouching and rising on its four feet
+(its PID at 40 rad/s; the efforts are the QP's contact-consistent torques, the base moving as the
+feet held still make it; no effort_commands run). RMS tracking error per joint over 4 s,
+wall-clock paced.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from rnea_ros.demo.example_robot import example_arm_urdf
 from rnea_ros.demo.trajectories import fast_multisine
 from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.figures import write_readme_table, write_table
+from rnea_ros.testing.legged import SOLO_URDF, solo_crouch, solo_on_its_trajectory_controller
 from rnea_ros.testing.reference import robot_urdf
 
 ENV = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
@@ -61,6 +65,37 @@ def robots(folder: Path):
 
 
 RUNS = (("pid", True, False), ("ff", True, True), ("ff lockstep", False, True))  # (label, realtime, feed-forward)
+
+
+def legged_row(folder: Path) -> tuple:
+    """Solo12 crouching on its feet: the JTC stand-in alone, with the node's efforts, and in lockstep."""
+    model = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
+    names = list(model.joint_names)
+    crouch = solo_crouch(model)
+    planned = planned_trajectory(names, crouch, SECONDS, spacing=0.1)
+    rms = {}
+    for label, realtime, feedforward in RUNS:
+        sim, node = solo_on_its_trajectory_controller(model, realtime, SECONDS)
+        run = run_trajectory_loop(
+            folder, f"solo_{len(rms)}", sim, node if feedforward else None, planned, ENV, timeout=240.0,
+            reference=crouch,
+        )  # fmt: skip
+        rms[label] = rms_degrees(run, names)
+    print("Solo12 crouching", {label: np.round(value, 4).tolist() for label, value in rms.items()}, flush=True)
+    return summary_row("Solo12 crouching (floating base)", rms)
+
+
+def summary_row(name: str, rms: dict[str, np.ndarray]) -> tuple:
+    ratio = rms["pid"] / np.maximum(rms["ff"], 1e-12)
+    return (
+        name,
+        span(rms["pid"], 3),
+        span(rms["ff"], 4),
+        f"{ratio.min():.0f}–{ratio.max():.0f}×",
+        span(rms["ff lockstep"], 4),
+        f"{(rms['ff'] / rms['ff lockstep']).max():.2f}",
+        span(rms["commands"], 3) if "commands" in rms else "not run",
+    )
 
 
 def rms_degrees(run, joints: list[str]) -> np.ndarray:
@@ -105,18 +140,8 @@ def main() -> None:
             run = run_closed_loop(folder, tag, sim, node, trajectory, names, ENV)
             rms["commands"] = rms_degrees(run, names[:moving])
             print(name, {label: np.round(value, 4).tolist() for label, value in rms.items()}, flush=True)
-            ratio = rms["pid"] / np.maximum(rms["ff"], 1e-12)
-            rows.append(
-                (
-                    name,
-                    span(rms["pid"], 3),
-                    span(rms["ff"], 4),
-                    f"{ratio.min():.0f}–{ratio.max():.0f}×",
-                    span(rms["ff lockstep"], 4),
-                    f"{(rms['ff'] / rms['ff lockstep']).max():.2f}",
-                    span(rms["commands"], 3),
-                )
-            )
+            rows.append(summary_row(name, rms))
+        rows.append(legged_row(folder))
     finally:
         for process in busy:
             process.kill()

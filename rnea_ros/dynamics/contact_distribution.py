@@ -62,6 +62,8 @@ def contact_distribution(
     min_normal_force: float = 0.0,
     friction_margin: float = 1.0,
     sole_margin: float = 1.0,
+    tangential_weight: float = 1.0,
+    moment_length: float = 1.0,
 ) -> ContactDistribution:
     """The distribution ``kind`` (one of KINDS) onto ``contacts`` (their shapes and normals are the
     QP's; the minimum-norm distribution uses only their links)."""
@@ -70,7 +72,8 @@ def contact_distribution(
         return MinimumNormTorques(model, links)
     if kind == "qp":
         qp = ContactForceQP(
-            contacts, model.gravity, friction_coefficient, min_normal_force, friction_margin, sole_margin
-        )
+            contacts, model.gravity, friction_coefficient, min_normal_force, friction_margin, sole_margin,
+            tangential_weight, moment_length,
+        )  # fmt: skip
         return ContactConsistentTorques(model, links, qp)
     raise ValueError(f"contact distribution must be one of {list(KINDS)}, got '{kind}'")

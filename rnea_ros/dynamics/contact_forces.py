@@ -8,12 +8,23 @@ the Jacobian's force columns are then J_f + J_m [d]× (the link's moment columns
 in; the link-frame wrench reported about the origin is [f, d × f]); a plane contact (a sole
 centred on the link's origin, in the link's x-y plane) has a force and a moment about that origin
 (6). With A the base rows of the contact Jacobian for x (the
-link-frame wrench columns of ``RobotModel.wrench_jacobian_transpose``, turned to the world), x
-minimises
+link-frame wrench columns of ``RobotModel.wrench_jacobian_transpose``, turned to the world) and
+r the base residual (the wrench the base still needs), x minimises
 
-    ½ |A x − r|² + ½ ε |x|²        (r: the base residual, the wrench the base still needs)
+    ½ xᵀ W x    subject to  A x = r                                         (exact)
 
-subject to, per contact, with n its unit normal (default: against gravity) and f its force:
+where such forces exist, and otherwise
+
+    ½ |A x − r|² + ½ ε |x|²                                                 (closest)
+
+both subject to the inequalities below. W is the objective in physical units, per contact:
+    ½ [ (n·f)² + w_t |f − (n·f) n|² + |m|² / L² ]
+tangential forces weigh w_t (``tangential_weight``) times as much as normal ones, so that among
+the forces that produce r those nearest the contact normal win, and a sole's moment m weighs as
+a force at the length L (``moment_length``), so that its centre of pressure is drawn toward the
+sole's centre (the moment of a centre of pressure d off the centre is d·n·f: at d = L it costs as
+much as the normal force itself). With w_t = 1 and L = 1 m, W = I: the smallest forces.
+Inequalities, per contact, with n its unit normal (default: against gravity) and f its force:
     n·f ≥ min_normal_force;
     friction: an inner pyramid of FACETS faces, d·f ≤ μ' cos(π/FACETS) n·f for each facet
     direction d in the tangent plane, so every force is inside the cone of μ' = friction_margin·μ
@@ -22,14 +33,15 @@ subject to, per contact, with n its unit normal (default: against gravity) and f
     plane contacts, moments in the link frame: |m_x| ≤ w·n·f and |m_y| ≤ l·n·f with l, w the
     sole's half length and half width times sole_margin (the centre of pressure inside that
     central part of the sole), |m_z| ≤ μ'·min(l, w)·n·f (yaw).
-The equality is soft: when no admissible forces produce r (tipping, an impossible base
-acceleration) the solution is the admissible one closest to it, and r − A x is the residual
-that is left. ε (relative, ``REGULARISATION``) makes the solution unique: among equal fits the
-smallest forces. Solved with quadprog (dense Goldfarb–Idnani; chosen by
-``benchmarks/contact_qp.py``), warm-started: the previous solution's active constraints are
-tried first as equalities, and their answer is kept when it satisfies every optimality
-condition (primal feasible, multipliers ≥ 0: then it is the QP's unique solution); otherwise
-quadprog solves from scratch. A robot standing still keeps the same active set for long.
+When no admissible forces produce r (tipping, an impossible base acceleration) the closest
+admissible ones are used, and r − A x is the residual that is left; ε (relative,
+``REGULARISATION``) makes that solution unique. Solved with quadprog (dense Goldfarb–Idnani;
+chosen by ``benchmarks/contact_qp.py``), warm-started: the previous solution's active
+constraints are tried first as equalities (the exact problem first, then the closest one if that
+is what the last state needed), and their answer is kept when it satisfies every optimality
+condition (primal feasible, inequality multipliers ≥ 0: then it is the QP's unique solution);
+otherwise quadprog solves from scratch, the exact problem first. A robot standing still keeps
+the same active set for long.
 """
 
 from __future__ import annotations
@@ -47,10 +59,13 @@ from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.spatial import quaternion_to_rotation
 
 FACETS = 8
+MIN_WEIGHT, MAX_WEIGHT = 1e-3, 1e3  # tangential_weight: beyond these W's conditioning suffers
+MIN_LENGTH, MAX_LENGTH = 1e-3, 10.0  # moment_length [m]
 MAX_RADIUS = 1.0  # m: a foot's radius beyond this is a wheel, not a foot
 REGULARISATION = 1e-9  # ε relative to the largest diagonal entry of AᵀA
 KKT_TOLERANCE = 1e-9  # relative: constraint violation and negative multipliers the warm start accepts
 TAU_UNSOLVED, GRAVITY_UNSOLVED, NON_FINITE = 1, 2, 4  # the hot path kernel's status bits
+BASE_ROWS = 6  # the equalities A x = r of the exact problem
 # A torque or wrench beyond this is refused as not finite: no robot has one, and the node refuses
 # the same elsewhere (a sum of squares of them overflows).
 LARGEST_OUTPUT = 1e150
@@ -68,6 +83,7 @@ class QPConstants(NamedTuple):
     columns: np.ndarray  # the compact Jacobian columns among 6 per contact
     jacobian_offsets: np.ndarray  # where each contact's Jacobian columns start (6 for a rounded point)
     radii: np.ndarray  # (contacts,) a point contact's foot radius (0: at the link's origin)
+    W: np.ndarray  # the exact problem's objective (world frame; constant: the normals are)
 
 
 class QPWork(NamedTuple):
@@ -81,6 +97,7 @@ class QPWork(NamedTuple):
     X: np.ndarray  # (2, unknowns) the solutions for τ's and g's base rows
     JT: np.ndarray  # (nv, unknowns) the Jacobian at the contact points (the radii folded in)
     levers: np.ndarray  # (contacts, 3) each contact point from its link's origin, link frame
+    exact: np.ndarray  # (2,) whether τ's and g's last solutions were of the exact problem
 
 
 class StateBuffers(NamedTuple):
@@ -137,23 +154,31 @@ class ContactProblem:
     each base residual r of that state (the torques' and the gravity torques')."""
 
     A: np.ndarray
-    H: np.ndarray
+    H: np.ndarray  # the closest problem's: AᵀA + εI
     C: np.ndarray
     b: np.ndarray
     to_link: np.ndarray  # x → link-frame wrenches, each contact's components only
     offsets: np.ndarray  # where each contact's unknowns start in x
     expand: np.ndarray  # where each row of the compact link-frame wrenches goes among 6 per contact
-    active_sets: dict = field(default_factory=dict)  # warm start: the last active constraints per use
+    W: np.ndarray  # the exact problem's objective
+    # warm start: per use, the last active constraints and whether the solution was exact
+    active_sets: dict = field(default_factory=dict)
 
     def solve(self, residual: np.ndarray, use: str = "") -> Distribution:
         """The contact forces for base residual ``residual``; ``use`` names the series of
         residuals it belongs to (the torques', the gravity torques'), whose last active set is
         the warm start."""
         x = np.empty(len(self.H))
-        active = self.active_sets.get(use)
-        if active is None or not _solve_on_active_set(self.H, self.A, residual, self.C, self.b, active, x):
-            x, self.active_sets[use] = _solve_with_quadprog(self.H, self.A, residual, self.C, self.b)
+        active, exact = self.active_sets.get(use, (None, np.ones(1, dtype=np.bool_)))
+        if active is None or not _solve_warm(self.W, self.H, self.A, residual, self.C, self.b, active, exact, 0, x):
+            x, active, exact[0] = _solve_from_scratch(self.W, self.H, self.A, residual, self.C, self.b)
+        self.active_sets[use] = (active, exact)
         return Distribution(x, self.to_link @ x, residual - self.A @ x, self)
+
+    @property
+    def exact(self) -> dict[str, bool]:
+        """Per use, whether its last solution produced the residual exactly."""
+        return {use: bool(exact[0]) for use, (_, exact) in self.active_sets.items()}
 
 
 class ContactForceQP:
@@ -165,13 +190,21 @@ class ContactForceQP:
         min_normal_force: float = 0.0,
         friction_margin: float = 1.0,
         sole_margin: float = 1.0,
+        tangential_weight: float = 1.0,
+        moment_length: float = 1.0,
     ) -> None:
         """``friction_margin``: the fraction of μ the forces may use; ``sole_margin``: the fraction of
-        each sole's half sizes the centre of pressure may use (1: all of it)."""
+        each sole's half sizes the centre of pressure may use (1: all of it); ``tangential_weight``
+        and ``moment_length`` [m]: the objective (see the module docstring; 1 and 1: the smallest forces)."""
         if not friction_coefficient > 0.0 or not min_normal_force >= 0.0:
             raise ValueError("friction_coefficient must be > 0 and min_normal_force ≥ 0")
         if not (0.0 < friction_margin <= 1.0 and 0.0 < sole_margin <= 1.0):
             raise ValueError(f"friction_margin and sole_margin are in (0, 1], got {friction_margin}, {sole_margin}")
+        if not (MIN_WEIGHT <= tangential_weight <= MAX_WEIGHT and MIN_LENGTH <= moment_length <= MAX_LENGTH):
+            raise ValueError(
+                f"tangential_weight is in [{MIN_WEIGHT}, {MAX_WEIGHT}] and moment_length in [{MIN_LENGTH}, "
+                f"{MAX_LENGTH}] m, got {tangential_weight}, {moment_length}"
+            )
         for contact in contacts:
             if not 0.0 <= contact.radius <= MAX_RADIUS or (contact.radius > 0.0 and contact.half_size is not None):
                 raise ValueError(
@@ -207,6 +240,7 @@ class ContactForceQP:
             ]
         )
         self._normals = np.array(self.normals)
+        self._W = self._objective(float(tangential_weight), float(moment_length))
         self._active_sets: dict = {}  # shared by the problems of successive states: the warm start
         # ContactConsistentTorques: the work buffers and the last active sets of τ's and g's series
         m = len(self._b)
@@ -214,6 +248,7 @@ class ContactForceQP:
         self._C_now, self._X = self._C.copy(), np.empty((2, self.n))
         self._active_sets_by_series = np.zeros((2, m), dtype=np.bool_)
         self._levers = np.zeros((len(self.contacts), 3))
+        self._exact_by_series = np.ones(2, dtype=np.bool_)
         self._JT_points: np.ndarray | None = None  # (nv, n), sized at kernel_arrays
 
     def problem(self, JT_base: np.ndarray, R_world_links: list[np.ndarray]) -> ContactProblem:
@@ -231,12 +266,12 @@ class ContactForceQP:
         work buffers with the warm start (``nv``: the model's)."""
         constants = QPConstants(
             self.offsets, self._normals, self._sole_limits, self._cone_count, REGULARISATION, self._b, self.columns,
-            self.jacobian_offsets, self.radii,
+            self.jacobian_offsets, self.radii, self._W,
         )  # fmt: skip
         self._JT_points = np.zeros((nv, self.n))
         work = QPWork(
             self._active_sets_by_series, self._A, self._H, self._to_link, self._C_now, self._X, self._JT_points,
-            self._levers,
+            self._levers, self._exact_by_series,
         )  # fmt: skip
         return constants, work
 
@@ -253,10 +288,12 @@ class ContactForceQP:
         series whose active set changed (contacts changing, or the first state), then the results.
         ``JT``: the Jacobian at the contact points (``QPWork.JT``)."""
         if status & (TAU_UNSOLVED | GRAVITY_UNSOLVED):
-            H, A, X, active = self._H, self._A, self._X, self._active_sets_by_series
+            H, A, X, active, exact = self._H, self._A, self._X, self._active_sets_by_series, self._exact_by_series
             for k, (residual, unsolved) in enumerate(((tau[:6], TAU_UNSOLVED), (gravity[:6], GRAVITY_UNSOLVED))):
                 if status & unsolved:
-                    X[k], active[k] = _solve_with_quadprog(H, A, residual.copy(), self._C_now, self._b)
+                    X[k], active[k], exact[k] = _solve_from_scratch(
+                        self._W, H, A, residual.copy(), self._C_now, self._b
+                    )
             status = _subtract_contact_forces(
                 JT, tau, gravity, self._to_link, X, self.columns, self._levers, torques, wrenches
             )
@@ -286,7 +323,17 @@ class ContactForceQP:
             JT_base, rotations, self.offsets, self._normals, self._sole_limits,
             self._cone_count, REGULARISATION, A, H, to_link, C,
         )  # fmt: skip
-        return ContactProblem(A, H, C, self._b, to_link, self.offsets[:-1], self.columns, self._active_sets)
+        return ContactProblem(A, H, C, self._b, to_link, self.offsets[:-1], self.columns, self._W, self._active_sets)
+
+    def _objective(self, tangential_weight: float, moment_length: float) -> np.ndarray:
+        """W: per contact, n nᵀ + w_t (I − n nᵀ) on its force, I / L² on a sole's moment."""
+        W = np.zeros((self.n, self.n))
+        for o, size, n in zip(self.offsets[:-1], self.components, self.normals, strict=True):
+            normal = np.outer(n, n)
+            W[o : o + 3, o : o + 3] = normal + tangential_weight * (np.eye(3) - normal)
+            if size == 6:
+                W[o + 3 : o + 6, o + 3 : o + 6] = np.eye(3) / moment_length**2
+        return W
 
     def _cone_inequalities(self) -> tuple[np.ndarray, np.ndarray]:
         """n·f ≥ min_normal_force and d·f ≤ μ cos(π/FACETS) n·f for each facet direction d."""
@@ -404,9 +451,9 @@ def _contact_forces_warm_started(JT, base_quaternion, tau, gravity, qp, work, to
         work.A, work.H, work.to_link, work.C,
     )  # fmt: skip
     status = 0
-    if not _solve_on_active_set(work.H, work.A, tau[:6], work.C, qp.b, work.active[0], work.X[0]):
+    if not _solve_warm(qp.W, work.H, work.A, tau[:6], work.C, qp.b, work.active[0], work.exact, 0, work.X[0]):
         status |= TAU_UNSOLVED
-    if not _solve_on_active_set(work.H, work.A, gravity[:6], work.C, qp.b, work.active[1], work.X[1]):
+    if not _solve_warm(qp.W, work.H, work.A, gravity[:6], work.C, qp.b, work.active[1], work.exact, 1, work.X[1]):
         status |= GRAVITY_UNSOLVED
     if status == 0:
         status = _subtract_contact_forces(
@@ -449,38 +496,64 @@ def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, levers, torq
     return 0
 
 
-def _solve_with_quadprog(H, A, residual, C, b) -> tuple[np.ndarray, np.ndarray]:
-    """The QP's solution from scratch, and its active set."""
+def _solve_from_scratch(W, H, A, residual, C, b) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The QP's solution from scratch, its active inequalities and whether it is exact: the exact
+    problem's when admissible forces produce ``residual``, else the closest problem's."""
     import quadprog  # only for contact_distribution qp: not a dependency of the core
 
-    solution = quadprog.solve_qp(H, A.T @ residual, C.T, b, 0)
     active = np.zeros(len(b), dtype=np.bool_)
-    active[solution[5] - 1] = True  # quadprog's active constraints, 1-based
-    return solution[0], active
+    try:
+        solution = quadprog.solve_qp(W, np.zeros(len(W)), np.hstack([A.T, C.T]), np.r_[residual, b], BASE_ROWS)
+    except ValueError:  # "constraints are inconsistent": no admissible forces produce the residual
+        solution = quadprog.solve_qp(H, A.T @ residual, C.T, b, 0)
+        active[solution[5] - 1] = True  # quadprog's active constraints, 1-based
+        return solution[0], active, False
+    inequalities = solution[5][solution[5] > BASE_ROWS]
+    active[inequalities - 1 - BASE_ROWS] = True
+    return solution[0], active, True
 
 
 @njit(cache=True)
-def _solve_on_active_set(H, A, r, C, b, active, x) -> bool:
-    """x minimising ½ xᵀHx − (Aᵀr)ᵀx with the ``active`` rows of C x ≥ b as equalities; True when x
-    satisfies every condition of optimality of the whole QP (then it is its solution)."""
+def _solve_warm(W, H, A, r, C, b, active, exact, series, x) -> bool:
+    """The warm start of one series: the exact problem on ``active``, else, when the series' last
+    solution was the closest problem's (``exact[series]`` false), that one; True when x is the
+    solution (``exact[series]`` then says which problem's)."""
+    if _solve_on_active_set(W, A, r, C, b, active, x, True):
+        exact[series] = True
+        return True
+    return not exact[series] and _solve_on_active_set(H, A, r, C, b, active, x, False)
+
+
+@njit(cache=True)
+def _solve_on_active_set(H, A, r, C, b, active, x, exact) -> bool:
+    """With the ``active`` rows of C x ≥ b as equalities, x minimising ½ xᵀHx subject to A x = r
+    (``exact``; H is then W), or ½ xᵀHx − (Aᵀr)ᵀx; True when x satisfies every condition of
+    optimality of the whole QP (then it is its solution)."""
     n, rows = H.shape[0], np.flatnonzero(active)
-    size = n + len(rows)
+    first = n + BASE_ROWS if exact else n  # the inequalities' multipliers start here
+    size = first + len(rows)
     K, rhs = np.zeros((size, size)), np.zeros(size)
     K[:n, :n] = H
-    for i in range(n):
-        for k in range(6):
-            rhs[i] += A[k, i] * r[k]
+    if exact:
+        for k in range(BASE_ROWS):
+            K[:n, n + k] = -A[k]
+            K[n + k, :n] = A[k]
+            rhs[n + k] = r[k]
+    else:
+        for i in range(n):
+            for k in range(BASE_ROWS):
+                rhs[i] += A[k, i] * r[k]
     for j in range(len(rows)):
-        K[:n, n + j] = -C[rows[j]]
-        K[n + j, :n] = C[rows[j]]
-        rhs[n + j] = b[rows[j]]
+        K[:n, first + j] = -C[rows[j]]
+        K[first + j, :n] = C[rows[j]]
+        rhs[first + j] = b[rows[j]]
     if not _solve_in_place(K, rhs):
         return False  # a singular active set: let quadprog decide
     x[:] = rhs[:n]
     largest_multiplier, largest_x, largest_c = 0.0, 0.0, 0.0
-    for j in range(n, size):
+    for j in range(first, size):
         largest_multiplier = max(largest_multiplier, abs(rhs[j]))
-    for j in range(n, size):
+    for j in range(first, size):
         if rhs[j] < -KKT_TOLERANCE * (1.0 + largest_multiplier):
             return False  # a constraint that pulls: the active set has changed
     for i in range(n):

@@ -24,7 +24,7 @@ from rnea_ros.node import diagnostics
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.torques import Outputs, compile_kernels, compute_outputs
-from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory, with_efforts
+from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory, StandingOn, with_efforts
 from rnea_ros.trajectory import Trajectory
 
 
@@ -202,11 +202,22 @@ class RneaCore:
             return None
         try:
             settings = self.settings
-            return with_efforts(live, trajectory, settings.trajectory_resampling, settings.command_source)
+            standing = self._standing(live, settings) if live.floating and live.contacts is not None else None
+            return with_efforts(live, trajectory, settings.trajectory_resampling, settings.command_source, standing)
         except ValueError as error:
             if isinstance(error, InvalidMessageError):
                 raise
             raise InvalidMessageError("compute_error", f"the trajectory's efforts: {error}") from error
+
+    @staticmethod
+    def _standing(live: LiveModel, settings: Settings) -> StandingOn | None:
+        """A floating base's state now and its contacts, for a trajectory (None: no fresh base state).
+        The distribution is the trajectories' own: the joint_states thread warm-starts its own."""
+        base = live.fresh_base(time.monotonic(), settings.base_timeout, live.q, live.qd)
+        if base is None:
+            return None
+        points = tuple(half is None for half, _ in settings.contact_shapes())
+        return StandingOn(base, live.contact_distribution(settings, "trajectories"), points)
 
     def wrench(self, link: str, wrench: np.ndarray, stamp: float = 0.0) -> None:
         if (live := self.live) is not None:

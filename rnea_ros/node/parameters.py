@@ -208,6 +208,22 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         range=(0.05, 1.0),
     ),
     ParameterSpec(
+        "tangential_weight",
+        "double",
+        10.0,
+        "qp: how much a tangential newton weighs against a normal one in the objective, among the forces that "
+        "produce the motion (larger: forces nearer the contact normal).",
+        range=(1e-3, 1e3),
+    ),
+    ParameterSpec(
+        "moment_length",
+        "double",
+        0.05,
+        "qp: a sole's moment weighs as a force at this length in the objective (smaller: centres of pressure "
+        "drawn harder toward the soles' centres) [m].",
+        range=(1e-3, 10.0),
+    ),
+    ParameterSpec(
         "sole_size",
         "double_array",
         (0.0, 0.0),

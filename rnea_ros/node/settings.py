@@ -46,6 +46,8 @@ class Settings:
     min_normal_force: float = _DEFAULT["min_normal_force"]
     friction_margin: float = _DEFAULT["friction_margin"]
     sole_margin: float = _DEFAULT["sole_margin"]
+    tangential_weight: float = _DEFAULT["tangential_weight"]
+    moment_length: float = _DEFAULT["moment_length"]
     sole_size: tuple[float, ...] = _DEFAULT["sole_size"]
     contact_radius: tuple[float, ...] = _DEFAULT["contact_radius"]
     contact_normals: tuple[float, ...] = _DEFAULT["contact_normals"]

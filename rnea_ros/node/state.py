@@ -232,7 +232,7 @@ class LiveModel:
         self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
         self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
-        self._contact_distribution: tuple[tuple, ContactDistribution] | None = None
+        self._contact_distributions: dict[str, tuple[tuple, ContactDistribution]] = {}  # by user
 
     @classmethod
     def build(
@@ -272,19 +272,22 @@ class LiveModel:
             return "none"
         return f"{self.payload.inertial.mass:.3f} kg on '{self.payload.link}'"
 
-    def contact_distribution(self, settings: Settings) -> ContactDistribution:
-        """The contact distribution these settings ask for (built once per set of values)."""
+    def contact_distribution(self, settings: Settings, user: str = "joint_states") -> ContactDistribution:
+        """The contact distribution these settings ask for (built once per set of values), one per
+        ``user``: each thread has its own (its work buffers and its warm start)."""
         key = (
             settings.contact_distribution,
             settings.friction_coefficient,
             settings.min_normal_force,
             settings.friction_margin,
             settings.sole_margin,
+            settings.tangential_weight,
+            settings.moment_length,
             settings.sole_size,
             settings.contact_normals,
             settings.contact_radius,
         )
-        cached = self._contact_distribution
+        cached = self._contact_distributions.get(user)
         if cached is None or cached[0] != key:
             shapes = settings.contact_shapes()  # the live model's contact_links are the settings' (read-only)
             contacts = [
@@ -301,8 +304,11 @@ class LiveModel:
                 settings.min_normal_force,
                 settings.friction_margin,
                 settings.sole_margin,
+                settings.tangential_weight,
+                settings.moment_length,
             )
-            cached = self._contact_distribution = (key, distribution)
+            cached = (key, distribution)
+            self._contact_distributions = {**self._contact_distributions, user: cached}  # replaced whole
         return cached[1]
 
     def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:

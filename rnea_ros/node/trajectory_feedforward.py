@@ -9,6 +9,16 @@ corrected model's torque at every point's desired position, velocity and acceler
 numbers ``feedforward_efforts`` gives at that state, the URDF's joint damping and friction and the
 loaded corrections (friction, armature, a payload) included. External wrenches are not: a
 measured force/torque wrench is not a planned quantity; a known payload belongs in the corrections.
+
+A floating-base robot standing on its ``contact_links`` (a legged robot changing its posture):
+the contacts are held where they are, so the base moves as the joints make it. Its velocity at
+each point is the one that keeps every contact still, J_c,base v_base = −J_c,joints q̇ (least
+squares: point feet give three rows each, soles six), its acceleration that velocity's derivative
+along the resampled points, and its pose the one the node has now (odometry or IMU: the base's
+orientation sets the gravity's direction; its position does not matter). Each point's efforts are
+then the contact-consistent torques of ``contact_distribution``, as ``feedforward_efforts`` gives at
+that state. Not modelled: the base's pose changing along the trajectory (a posture change that
+tilts the base), contacts that are made or broken (stepping).
 """
 
 from __future__ import annotations
@@ -17,8 +27,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rnea_ros.dynamics.contact_distribution import ContactDistribution
+from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState
 from rnea_ros.node.state import InvalidMessageError, LiveModel
 from rnea_ros.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
+
+
+@dataclass(frozen=True)
+class StandingOn:
+    """What a floating-base robot's trajectory needs: the base state now, the distribution onto its
+    contact links and which of them are points (free to turn) rather than soles."""
+
+    base: BaseState
+    distribution: ContactDistribution
+    points: tuple[bool, ...]
 
 
 @dataclass(frozen=True)
@@ -32,14 +54,24 @@ class FeedforwardTrajectory:
 
 
 def with_efforts(
-    live: LiveModel, trajectory: Trajectory, spacing: float, source: str = "inverse_dynamics"
+    live: LiveModel,
+    trajectory: Trajectory,
+    spacing: float,
+    source: str = "inverse_dynamics",
+    standing: StandingOn | None = None,
 ) -> FeedforwardTrajectory:
     """``trajectory`` resampled every ``spacing`` s (0: its own points only) with each point's
     feed-forward effort: the inverse dynamics, the gravity torques at its positions (``source``
     gravity: the payload included, and a corrections file's offsets) or zero (none);
-    InvalidMessageError(reason) for what cannot be used whole."""
+    InvalidMessageError(reason) for what cannot be used whole. A floating base needs ``standing``
+    (see the module docstring)."""
     if live.floating:
-        raise InvalidMessageError("floating_base", "trajectories are for fixed-base robots (no base trajectory)")
+        if live.contacts is None:
+            raise InvalidMessageError(
+                "floating_base", "a floating-base trajectory needs contact_links: what carries the base"
+            )
+        if standing is None:
+            raise InvalidMessageError("no_base_state", "no fresh base_odometry or imu: the base's pose is unknown")
     names = list(trajectory.joint_names)
     if len(set(names)) != len(names):
         raise InvalidMessageError("duplicate_names", "the trajectory names a joint twice")
@@ -65,7 +97,10 @@ def with_efforts(
     q, qd, qdd = spline.sample(times)
     rows = [live.matcher.index[name] for name in names]  # trajectory column → model joint
     order = np.argsort(rows)  # model order ← trajectory columns
-    if source == "inverse_dynamics":
+    if live.floating and source != "none":
+        tau, gravity = _standing_efforts(live, standing, times, q[:, order], qd[:, order], qdd[:, order])
+        efforts_model = tau if source == "inverse_dynamics" else gravity + live.corrected.offset
+    elif source == "inverse_dynamics":
         efforts_model = live.corrected.inverse_dynamics(q[:, order], qd[:, order], qdd[:, order])
     elif source == "gravity":
         efforts_model = live.model.gravity_torques(q[:, order]) + live.corrected.offset
@@ -76,3 +111,28 @@ def with_efforts(
     if not np.isfinite(efforts).all():
         raise InvalidMessageError("compute_error", "the trajectory's efforts are not finite")
     return FeedforwardTrajectory(names, times, q, qd, qdd, efforts)
+
+
+def _standing_efforts(
+    live: LiveModel, standing: StandingOn, times: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(points, joints) contact-consistent joint torques along the joints' trajectory (model order),
+    corrected, with the base moving as the contacts held still make it (the module docstring); and
+    the contact-consistent gravity torques at each point."""
+    rows = np.concatenate([6 * k + np.arange(3 if point else 6) for k, point in enumerate(standing.points)])
+    q_base = standing.base.q
+    v_base = np.array([_base_velocity(live, rows, q_base, q[k], qd[k]) for k in range(len(times))])
+    qdd_base = np.gradient(v_base, times, axis=0) if len(times) > 1 else np.zeros_like(v_base)
+    tau, gravity = np.empty_like(q), np.empty_like(q)
+    for k in range(len(times)):
+        torques, g, _ = standing.distribution(q_base, v_base[k], qdd_base[k], q[k], qd[k], qdd[k])
+        tau[k] = live.corrected.joint_torques(qd[k], qdd[k], torques[BASE_DOFS:])
+        gravity[k] = g[BASE_DOFS:]
+    return tau, gravity
+
+
+def _base_velocity(live: LiveModel, rows: np.ndarray, q_base: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """The base twist (base frame) that keeps the contacts still: J_base v = −J_joints q̇ in least
+    squares, J's ``rows`` the contact links' twists in their frames (a point's linear rows only)."""
+    J = live.model.wrench_jacobian_transpose(np.concatenate([q_base, q]), live.contacts.links).T[rows]
+    return -np.linalg.lstsq(J[:, :BASE_DOFS], J[:, BASE_DOFS:] @ qd, rcond=None)[0]

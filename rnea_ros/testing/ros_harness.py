@@ -77,7 +77,8 @@ class NodeProcess:
         )
 
     def output(self) -> str:
-        self.log.flush()
+        if not self.log.closed:  # closed once stopped
+            self.log.flush()
         return Path(self.log.name).read_text()
 
     def stop(self, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:

@@ -179,8 +179,6 @@ def test_the_warm_started_solution_is_quadprogs_along_a_sequence_of_states(angle
     """Successive states (the base tilting a little further each time) solved with the last active
     set first give quadprog's own solution from scratch: none active (flat), friction faces active
     (steep), infeasible (45°, μ 0.5)."""
-    import quadprog
-
     model = box(CORNERS)
     contacts = [Contact(link, normal=tuple(tilted(math.radians(angle))[:, 2])) for link in CORNERS]
     qp = ContactForceQP(contacts, model.gravity, mu)
@@ -190,23 +188,31 @@ def test_the_warm_started_solution_is_quadprogs_along_a_sequence_of_states(angle
         JT = model.wrench_jacobian_transpose(q, list(CORNERS))
         problem = qp.problem(JT[:6], [R] * 4)
         warm = problem.solve(residual, "sequence").x
-        cold = quadprog.solve_qp(problem.H, problem.A.T @ residual, problem.C.T, problem.b, 0)[0]
-        np.testing.assert_allclose(warm, cold, atol=1e-5 * (1.0 + np.abs(cold).max()))
+        np.testing.assert_allclose(warm, from_scratch(problem, residual), atol=1e-5 * (1.0 + np.abs(warm).max()))
+
+
+def from_scratch(problem, residual: np.ndarray) -> np.ndarray:
+    """quadprog on the exact problem (the equalities A x = r first), else on the closest one."""
+    import quadprog
+
+    try:
+        G, a = np.hstack([problem.A.T, problem.C.T]), np.r_[residual, problem.b]
+        return quadprog.solve_qp(problem.W, np.zeros(len(problem.W)), G, a, 6)[0]
+    except ValueError:
+        return quadprog.solve_qp(problem.H, problem.A.T @ residual, problem.C.T, problem.b, 0)[0]
 
 
 def reference_contact_torques(model, qp, links, q, qd, qdd):
     """(τ − Jᵀf, g − Jᵀf_g, f) from the general pieces: the model's ID, g and 6-column contact
     Jacobian, the links' rotations by forward kinematics, the QP of ``qp.problem`` and quadprog
     from scratch."""
-    import quadprog
-
     tau, g = model.inverse_dynamics(q, qd, qdd), model.gravity_torques(q)
     JT = model.wrench_jacobian_transpose(q, links)
     R_base = quaternion_matrix(q[3:7])
     problem = qp.problem(JT[:6], [R_base @ model.link_rotation_in_base(link, q, qd)[0] for link in links])
     results = []
     for torques in (tau, g):
-        x = quadprog.solve_qp(problem.H, problem.A.T @ torques[:6], problem.C.T, problem.b, 0)[0]
+        x = from_scratch(problem, torques[:6])
         wrenches = np.zeros(6 * len(links))
         wrenches[qp.columns] = problem.to_link @ x
         results.append((torques - JT @ wrenches, wrenches))
@@ -226,8 +232,9 @@ def test_the_one_call_hot_path_is_the_general_pieces_and_quadprog_along_a_sequen
         model, links = RobotModel.from_urdf(TALOS_URDF, floating_base=True), list(TALOS_SOLES)
         pose = talos_half_sitting(model.joint_names)
         contacts = [Contact(link, (TALOS_SOLE_SIZE[0] / 2, TALOS_SOLE_SIZE[1] / 2)) for link in links]
-    fused = ContactConsistentTorques(model, links, ContactForceQP(contacts, model.gravity, 0.5, 1.0))
-    general = ContactForceQP(contacts, model.gravity, 0.5, 1.0)
+    weights = {"tangential_weight": 10.0, "moment_length": 0.05}  # the node's defaults
+    fused = ContactConsistentTorques(model, links, ContactForceQP(contacts, model.gravity, 0.5, 1.0, **weights))
+    general = ContactForceQP(contacts, model.gravity, 0.5, 1.0, **weights)
     rng = np.random.default_rng(5)
     quadprog_calls, worst = 0, np.zeros(3)
     for step in range(40):
@@ -327,3 +334,94 @@ def test_a_radius_is_for_a_point_contact_and_a_foot():
         ContactForceQP([Contact("c1", (0.1, 0.05), radius=0.02)], np.array([0.0, 0.0, -9.81]))
     with pytest.raises(ValueError, match="radius"):
         ContactForceQP([Contact("c1", radius=-0.01)], np.array([0.0, 0.0, -9.81]))
+
+
+def exact_reference(feet: dict, height: float, contacts: list[Contact], W_blocks: list[np.ndarray]) -> np.ndarray:
+    """The exact problem of the flat box, solved by hand: unknowns per contact in the world frame (a
+    force, and a sole's moment), Σ f = m g upwards and Σ (p − c) × f + Σ m = 0 about the centre of
+    mass c, minimising ½ Σ xᵀ W x (no inequality active); its KKT system by numpy."""
+    sizes = [c.size for c in contacts]
+    n = sum(sizes)
+    E, e = np.zeros((6, n)), np.r_[0.0, 0.0, MASS * G, 0.0, 0.0, 0.0]
+    W = np.zeros((n, n))
+    o = 0
+    for contact, size, block in zip(contacts, sizes, W_blocks, strict=True):
+        x, y = feet[contact.link]
+        lever = np.array([x, y, -height])  # from the centre of mass
+        E[:3, o : o + 3] = np.eye(3)
+        E[3:, o : o + 3] = np.array([[0, -lever[2], lever[1]], [lever[2], 0, -lever[0]], [-lever[1], lever[0], 0]])
+        if size == 6:
+            E[3:, o + 3 : o + 6] = np.eye(3)
+        W[o : o + size, o : o + size] = block
+        o += size
+    K = np.block([[W, E.T], [E, np.zeros((6, 6))]])
+    return np.linalg.solve(K, np.r_[np.zeros(n), e])[:n]
+
+
+def test_the_tangential_weight_turns_forces_toward_the_contact_normals():
+    """Four feet in a valley, each on ground tilted 20° toward the middle (normals (0, ±sin 20°,
+    cos 20°)), the sideways parts cancelling in pairs: per foot f = a n + b t carries F = m g / 4
+    with a cos 20° + b sin 20° = F at the least a² + w b², so b / a = tan 20° / w: the smallest
+    forces (w = 1) are vertical, tan 20° = 0.364 of friction on every foot, and the tangential
+    weight w turns them toward the normals. Each also against the exact problem solved by hand."""
+    model = box(CORNERS)
+    tilt = math.radians(20)
+    normals = {link: (0.0, -math.copysign(math.sin(tilt), y), math.cos(tilt)) for link, (_, y) in CORNERS.items()}
+    contacts = [Contact(link, normal=normals[link]) for link in CORNERS]
+    q, residual = standing(model, np.eye(3))
+    JT = model.wrench_jacobian_transpose(q, list(CORNERS))[:6]
+    ratios = {}
+    for weight in (1.0, 10.0, 1000.0):
+        qp = ContactForceQP(contacts, model.gravity, 2.0, tangential_weight=weight)
+        out = qp.distribute(JT, residual, [np.eye(3)] * 4)
+        blocks = []
+        for link in CORNERS:
+            nn = np.outer(normals[link], normals[link])
+            blocks.append(nn + weight * (np.eye(3) - nn))
+        np.testing.assert_allclose(
+            out.forces_world.ravel(), exact_reference(CORNERS, 0.05, contacts, blocks), atol=1e-9
+        )
+        np.testing.assert_allclose(out.residual, 0.0, atol=1e-9)
+        forces = zip(out.forces_world, CORNERS, strict=True)
+        ratios[weight] = max(cone_ratio(f, np.array(normals[link])) for f, link in forces)
+    for weight, ratio in ratios.items():
+        assert ratio == pytest.approx(math.tan(tilt) / weight, rel=1e-9), weight
+
+
+def test_the_moment_length_draws_the_centres_of_pressure_toward_the_soles_centres():
+    """Two 0.2 × 0.1 m soles 0.2 m apart, the centre of mass 0.03 m to the left: the rolling moment
+    is made by the soles' normal forces and by their moments. A moment weighed as a force at 1 m is
+    cheap: the centres of pressure move off the soles' centres by nearly the centre of mass's offset
+    (29.8 mm); weighed at 1 cm, by 0.42 mm. Each against the exact problem solved by hand."""
+    soles = {"left": (0.0, 0.1 - 0.03), "right": (0.0, -0.1 - 0.03)}  # from the centre of mass
+    model = box(soles)
+    contacts = [Contact(name, half_size=(0.1, 0.05)) for name in soles]
+    q, residual = standing(model, np.eye(3))
+    JT = model.wrench_jacobian_transpose(q, list(soles))[:6]
+    offsets = {}
+    for length in (1.0, 0.01):
+        qp = ContactForceQP(contacts, model.gravity, 0.7, moment_length=length)
+        out = qp.distribute(JT, residual, [np.eye(3)] * 2)
+        block = np.eye(6)
+        block[3:, 3:] /= length**2
+        np.testing.assert_allclose(out.x, exact_reference(soles, 0.05, contacts, [block, block]), atol=1e-9)
+        wrenches = out.wrenches.reshape(2, 6)
+        offsets[length] = max(abs(w[3] / w[2]) for w in wrenches)  # centre of pressure: y = m_x / f_z
+    print(f"largest centre of pressure off the sole's centre: {offsets}")
+    assert offsets[0.01] < 1e-3 < 0.02 < offsets[1.0]
+
+
+def test_the_exact_problem_is_used_where_it_can_be_and_the_closest_where_it_cannot():
+    """On a 20° slope with μ 0.5 the box is held (exact: no residual at all); pushed down the slope
+    with half its weight besides, friction cannot hold it and the closest forces are used; the push
+    gone, the warm start returns to the exact problem."""
+    model, R = box(CORNERS), tilted(math.radians(20))
+    q, standing_still = standing(model, R)
+    JT = model.wrench_jacobian_transpose(q, list(CORNERS))[:6]
+    pushed = standing_still - np.r_[0.5 * MASS * G, 0.0, 0.0, 0.0, 0.0, 0.0]  # base frame: x down the slope
+    qp = ContactForceQP([Contact(link, normal=tuple(R[:, 2])) for link in CORNERS], model.gravity, 0.5)
+    for residual, exact in ((standing_still, True), (pushed, False), (pushed, False), (standing_still, True)):
+        problem = qp.problem(JT, [R] * 4)
+        out = problem.solve(residual, "series")
+        assert problem.exact["series"] == exact
+        assert (np.linalg.norm(out.residual) < 1e-12) == exact

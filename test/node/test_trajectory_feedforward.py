@@ -106,3 +106,107 @@ def test_the_spline_is_the_jtcs_quintic_when_accelerations_are_given():
     np.testing.assert_allclose(q[:, 0], poly(t), atol=1e-10)
     np.testing.assert_allclose(qd[:, 0], poly.deriv()(t), atol=1e-9)
     np.testing.assert_allclose(qdd[:, 0], poly.deriv(2)(t), atol=1e-8)
+
+
+# --- a floating base standing on its feet ------------------------------------------------------
+def solo_core(**settings):
+    """rnea_node's core with Solo12 on its four point feet (qp), odometry at rest received."""
+    from rnea_ros.node.core import RneaCore
+    from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF
+
+    settings = Settings(
+        floating_base=True, contact_links=tuple(SOLO_FEET), contact_distribution="qp", friction_coefficient=0.8,
+        future_stamp_tolerance=1e12, base_timeout=60.0, **settings,
+    )  # fmt: skip
+    core = RneaCore(settings)
+    core.load(build_live_model(SOLO_URDF, settings))
+    core.odometry(SOLO_BASE, np.zeros(6), core.live.model.base_link)
+    return core
+
+
+SOLO_BASE = np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0])
+
+
+def crouch(names) -> Trajectory:
+    """Solo12 from its standing pose down 20 % (knees from −1.6 to −1.92 rad) and up in 2 s."""
+    from rnea_ros.testing.legged import solo_standing_pose
+
+    stand = solo_standing_pose(names)
+    positions = np.array([stand, 1.2 * stand, stand])
+    return Trajectory(list(names), np.array([0.0, 1.0, 2.0]), positions, np.zeros_like(positions))
+
+
+def pinocchio_frame_jacobians(pin_ref, q_full, frames) -> np.ndarray:
+    """(3·frames, nv) the frames' linear velocity rows (their own axes), in this model's column order."""
+    import pinocchio as pin
+
+    q_pin = pin_ref.q(q_full)
+    pin.computeJointJacobians(pin_ref.model, pin_ref.data, q_pin)
+    pin.updateFramePlacements(pin_ref.model, pin_ref.data)
+    rows = []
+    for frame in frames:
+        J = pin.getFrameJacobian(pin_ref.model, pin_ref.data, pin_ref.model.getFrameId(frame), pin.LOCAL)[:3]
+        rows.append(np.concatenate([J[:, :6], J[:, [joint.idx_v for joint in pin_ref.joints]]], axis=1))
+    return np.vstack(rows)
+
+
+def test_a_standing_robots_trajectory_has_the_efforts_of_forces_that_carry_it_with_its_feet_still():
+    """Solo12 crouching and rising, its feet held: at every resampled point, with the base twist that
+    Pinocchio's foot Jacobians say keeps the feet still (and its derivative along the points), the
+    efforts are Pinocchio's inverse dynamics less the feet's forces f through the joints' columns,
+    where the same f carry the base: Jᵀ f gives the base rows too."""
+    from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF
+
+    core = solo_core()
+    model = core.live.model
+    result = core.trajectory(crouch(model.joint_names))
+    assert result is not None and len(result.times) == 201
+    pin_ref = PinocchioReference(SOLO_URDF, model)
+    v_base = []
+    for q, qd in zip(result.positions, result.velocities, strict=True):
+        J = pinocchio_frame_jacobians(pin_ref, np.concatenate([SOLO_BASE, q]), SOLO_FEET)
+        v_base.append(-np.linalg.lstsq(J[:, :6], J[:, 6:] @ qd, rcond=None)[0])
+    v_base = np.array(v_base)
+    a_base = np.gradient(v_base, result.times, axis=0)
+    assert np.abs(v_base).max() > 0.05  # the base moves (down, then up)
+    worst = 0.0
+    for k in range(len(result.times)):
+        q_full = np.concatenate([SOLO_BASE, result.positions[k]])
+        tau = pin_ref.inverse_dynamics(
+            q_full, np.r_[v_base[k], result.velocities[k]], np.r_[a_base[k], result.accelerations[k]]
+        )
+        J = pinocchio_frame_jacobians(pin_ref, q_full, SOLO_FEET)  # point feet: forces only
+        f = np.linalg.solve(J[:, 6:].T, tau[6:] - result.efforts[k])  # the forces these efforts leave to the feet
+        worst = max(worst, np.abs(J[:, :6].T @ f - tau[:6]).max())
+    print(f"largest base-row mismatch of the feet's forces: {worst:.2e} (N, N·m); base speed up to "
+          f"{np.abs(v_base[:, :3]).max():.3f} m/s")  # fmt: skip
+    assert worst < 1e-6
+
+
+def test_a_standing_robots_trajectory_at_rest_has_the_live_efforts():
+    """Two points at the same pose: the trajectory's efforts are what feedforward_efforts gives there."""
+    core = solo_core()
+    names = core.live.model.joint_names
+    held = crouch(names)
+    still = Trajectory(held.joint_names, held.times[:2], held.positions[[0, 0]], held.velocities[:2])
+    result = core.trajectory(still)
+    live = core.joint_states(names, held.positions[0], np.zeros(len(names)), True, 1.0, lambda: 0.0)
+    np.testing.assert_allclose(result.efforts, np.tile(live.tau, (len(result.times), 1)), atol=1e-9)
+
+
+def test_a_floating_base_trajectory_needs_contacts_and_a_base_state():
+    from rnea_ros.node.core import RneaCore
+    from rnea_ros.testing.legged import SOLO_URDF
+
+    without_contacts = Settings(floating_base=True)
+    core = RneaCore(without_contacts)
+    core.load(build_live_model(SOLO_URDF, without_contacts))
+    names = core.live.model.joint_names
+    with pytest.raises(InvalidMessageError) as refused:
+        core.trajectory(crouch(names))
+    assert refused.value.reason == "floating_base"
+    core = solo_core()
+    core.live.odometry = None  # never received
+    with pytest.raises(InvalidMessageError) as refused:
+        core.trajectory(crouch(names))
+    assert refused.value.reason == "no_base_state"

@@ -12,15 +12,18 @@ import pytest
 import rclpy
 
 from rnea_ros import RobotModel
-from rnea_ros.demo.closed_loop import Run, run_closed_loop
+from rnea_ros.demo.closed_loop import Run, planned_trajectory, run_closed_loop, run_trajectory_loop
 from rnea_ros.demo.trajectories import fast_multisine
 from rnea_ros.testing.legged import (
     SOLO_FEET,
+    SOLO_FOOT_RADIUS,
     SOLO_URDF,
     TALOS_SOLE_SIZE,
     TALOS_SOLES,
     TALOS_URDF,
     joint_gains,
+    solo_crouch,
+    solo_on_its_trajectory_controller,
     solo_standing_pose,
     talos_half_sitting,
 )
@@ -30,7 +33,6 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 SLOPE = math.radians(15.0)
 GROUND_NORMAL = [-math.sin(SLOPE), 0.0, math.cos(SLOPE)]  # the simulator's ground rises along world x
 GROUND_FRICTION = 0.35  # tan 15° = 0.268: standing on this slope needs μ ≥ 0.27
-SOLO_FOOT_RADIUS = 0.0175  # the simulator's spherical feet, centred on the foot links
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -162,3 +164,26 @@ def test_a_humanoid_stands_on_two_soles_with_the_centre_of_pressure_inside_both(
             assert np.all(np.abs(cop[..., 0]) < 0.8 * TALOS_SOLE_SIZE[0] / 2)
             assert np.all(np.abs(cop[..., 1]) < 0.8 * TALOS_SOLE_SIZE[1] / 2)
             assert slip.max() < 1e-3
+
+
+def test_a_quadruped_crouches_on_the_trajectorys_feedforward_in_real_time_and_in_lockstep(tmp_path):
+    """ros2_control's way on a floating base: Solo12 crouches and rises (knees −1.6 → −1.92 rad, 2 s a
+    cycle) under the JTC stand-in (its PID at 40 rad/s), the planner's points 0.1 s apart given their
+    efforts by rnea_node ahead of time: the contact-consistent torques of the QP, the base moving as
+    the feet held still make it. PID alone sags under the robot's weight."""
+    model = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
+    names, seconds = list(model.joint_names), 4.0
+    crouch = solo_crouch(model)
+    planned = planned_trajectory(names, crouch, seconds, spacing=0.1)
+    rms = {}
+    for label, realtime, feedforward in (("pid", True, False), ("ff", True, True), ("ff lockstep", False, True)):
+        sim, node = solo_on_its_trajectory_controller(model, realtime, seconds)
+        run = run_trajectory_loop(
+            tmp_path, f"solo_crouch_{len(rms)}", sim, node if feedforward else None, planned, ROS_ENV, timeout=240.0,
+            reference=crouch,
+        )  # fmt: skip
+        rms[label] = np.degrees(np.sqrt((run.tracking_error(names) ** 2).mean(axis=0)))
+        print(f"Solo12 crouching, {label}: RMS tracking error per joint {np.round(rms[label], 3).tolist()}°")
+    assert rms["ff"].max() < 1.0 and rms["ff lockstep"].max() < 1.0
+    assert rms["pid"].max() > 20 * rms["ff"].max()
+    assert np.all(np.abs(rms["ff"] - rms["ff lockstep"]) <= 0.1 * rms["ff lockstep"] + 1e-3)
