@@ -32,6 +32,10 @@ from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState
 from rnea_ros.node.state import InvalidMessageError, LiveModel
 from rnea_ros.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
 
+# A floating base's points are computed one by one (~50 µs each, in Python, on the executor's thread
+# beside the joint_states thread): 20,000 points (200 s at the default resampling) take about a second.
+MAX_STANDING_POINTS = 20_000
+
 
 @dataclass(frozen=True)
 class StandingOn:
@@ -90,10 +94,9 @@ def with_efforts(
     times = (
         resampling_times(trajectory.times, spacing) if spacing > 0.0 and len(trajectory.times) > 1 else trajectory.times
     )
-    if len(times) > MAX_TRAJECTORY_POINTS:
-        raise InvalidMessageError(
-            "too_many_points", f"{len(times)} points after resampling, at most {MAX_TRAJECTORY_POINTS}"
-        )
+    most = MAX_STANDING_POINTS if live.floating else MAX_TRAJECTORY_POINTS
+    if len(times) > most:
+        raise InvalidMessageError("too_many_points", f"{len(times)} points after resampling, at most {most}")
     q, qd, qdd = spline.sample(times)
     rows = [live.matcher.index[name] for name in names]  # trajectory column → model joint
     order = np.argsort(rows)  # model order ← trajectory columns

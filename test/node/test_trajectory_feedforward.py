@@ -206,6 +206,11 @@ def test_a_floating_base_trajectory_needs_contacts_and_a_base_state():
         core.trajectory(crouch(names))
     assert refused.value.reason == "floating_base"
     core = solo_core()
+    long = crouch(names)
+    long = Trajectory(long.joint_names, long.times * 200.0, long.positions, long.velocities)  # 400 s: 40,001 points
+    with pytest.raises(InvalidMessageError) as refused:
+        core.trajectory(long)
+    assert refused.value.reason == "too_many_points"
     core.live.odometry = None  # never received
     with pytest.raises(InvalidMessageError) as refused:
         core.trajectory(crouch(names))
