@@ -9,6 +9,8 @@ about its origin). The base rows of the results are what the contacts could not 
 - ``MinimumNormTorques``: the minimum-norm wrenches (``ContactLinks.distribute``): any wrench,
   even a pull or a torque at a point foot.
 - ``ContactConsistentTorques`` (``contact_forces``): forces the ground can provide, by a QP.
+
+Both are ``FusedContactTorques``: the whole computation of one state in one kernel call.
 """
 
 from __future__ import annotations
@@ -17,9 +19,21 @@ import math
 from typing import Protocol
 
 import numpy as np
+from numba import njit
 
-from rnea_ros.dynamics.contact_forces import Contact, ContactConsistentTorques, ContactForceQP
+from rnea_ros.dynamics import rnea as kernel
+from rnea_ros.dynamics.contact_forces import (
+    LARGEST_OUTPUT,
+    NON_FINITE,
+    Contact,
+    ContactConsistentTorques,
+    ContactForceQP,
+    FusedContactTorques,
+    _solve_in_place,
+    _state_and_contact_terms,
+)
 from rnea_ros.dynamics.contacts import ContactLinks
+from rnea_ros.dynamics.floating_base import BASE_DOFS
 from rnea_ros.dynamics.model import RobotModel
 
 KINDS = ("minimum_norm", "qp")
@@ -33,23 +47,76 @@ class ContactDistribution(Protocol):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 
-class MinimumNormTorques:
-    """The minimum-norm contact wrenches for the base rows of τ and of g (see the module docstring)."""
+SINGULAR = 8  # the minimum-norm kernel's status: A Aᵀ singular at working precision
 
-    checks_finite = False  # f is not checked
+
+@njit(cache=True)
+def _minimum_norm_torques(
+    q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, torques, wrenches, dynamics, state, K, y, f_g
+) -> tuple[int, int]:
+    """``_state_and_contact_terms``, then the minimum-norm wrenches of τ's and g's base rows
+    (``_minimum_norm_wrenches``) and the torques less JT f: (the dynamics' status; 0, SINGULAR or
+    NON_FINITE)."""
+    status = _state_and_contact_terms(q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, dynamics, state)
+    if status != kernel.OK:
+        return status, 0
+    JT = state.JT
+    if not (_minimum_norm_wrenches(JT, state.tau, K, y, wrenches) and _minimum_norm_wrenches(JT, state.g, K, y, f_g)):
+        return kernel.OK, SINGULAR
+    for i in range(JT.shape[0]):
+        t, g = state.tau[i], state.g[i]
+        for c in range(JT.shape[1]):
+            t -= JT[i, c] * wrenches[c]
+            g -= JT[i, c] * f_g[c]
+        torques[0, i], torques[1, i] = t, g
+        if not (abs(t) < LARGEST_OUTPUT and abs(g) < LARGEST_OUTPUT):
+            return kernel.OK, NON_FINITE
+    for c in range(len(wrenches)):
+        if not abs(wrenches[c]) < LARGEST_OUTPUT:
+            return kernel.OK, NON_FINITE
+    return kernel.OK, 0
+
+
+@njit(cache=True)
+def _minimum_norm_wrenches(JT, torques, K, y, f) -> bool:
+    """f = Aᵀ (A Aᵀ)⁻¹ r, A the base rows of JT and r the base rows of ``torques``
+    (``ContactLinks.distribute``, compiled; ``K``, ``y``: work); False when A Aᵀ is singular."""
+    for i in range(BASE_DOFS):
+        y[i] = torques[i]
+        for j in range(BASE_DOFS):
+            k = 0.0
+            for c in range(JT.shape[1]):
+                k += JT[i, c] * JT[j, c]
+            K[i, j] = k
+    if not _solve_in_place(K, y):
+        return False
+    for c in range(JT.shape[1]):
+        f[c] = 0.0
+        for i in range(BASE_DOFS):
+            f[c] += JT[i, c] * y[i]
+    return True
+
+
+class MinimumNormTorques(FusedContactTorques):
+    """The minimum-norm contact wrenches for the base rows of τ and of g (see the module docstring),
+    in one kernel call (``FusedContactTorques``)."""
 
     def __init__(self, model: RobotModel, links: list[str]) -> None:
-        self.model, self.contacts = model, ContactLinks(model, links)
+        self.contacts = ContactLinks(model, links)  # checks the links
+        work = (np.empty((BASE_DOFS, BASE_DOFS)), np.empty(BASE_DOFS), np.empty(6 * len(links)))
+        super().__init__(model, links, (6,) * len(links), work)
 
-    def __call__(
-        self, q_base, v_base, qdd_base, q, qd, qdd, wrenches=None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        state = (np.concatenate([q_base, q]), np.concatenate([v_base, qd]), np.concatenate([qdd_base, qdd]))
-        tau, gravity, JT = self.model.with_contact_terms(*state, wrenches, self.contacts.links)
-        f = self.contacts.distribute(JT, tau[:6])
+    _kernel_function = _minimum_norm_torques
+
+    def _finish(self, status: int, torques: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A singular A Aᵀ (the kernel's Gaussian elimination gave up): least squares, as numpy does it."""
+        if status == NON_FINITE:
+            raise ValueError("the contact distribution gave non-finite torques")
+        JT, tau, gravity = self._state.JT, self._state.tau, self._state.g
+        f = self.contacts.distribute(JT, tau[:BASE_DOFS])
         tau = tau - JT @ f
-        gravity = gravity - JT @ self.contacts.distribute(JT, gravity[:6])
-        if not math.isfinite(float(tau.sum() + gravity.sum())):  # one NaN or ±inf makes the sum so
+        gravity = gravity - JT @ self.contacts.distribute(JT, gravity[:BASE_DOFS])
+        if not math.isfinite(float(tau @ tau + gravity @ gravity + f @ f)):
             raise ValueError("the contact distribution gave non-finite torques")
         return tau, gravity, f
 

@@ -610,34 +610,33 @@ def _solve_in_place(K, rhs) -> bool:
     return True
 
 
-class ContactConsistentTorques:
+class FusedContactTorques:
     """τ and g of a floating-base robot on its contact links with the contacts' share removed,
-    (τ − Jᵀf, g − Jᵀf_g, f), f and f_g the QP's contact forces for the base rows of τ and of g,
-    from the base's and the joints' states. The state's assembly, ``RobotModel.with_contact_terms``,
-    the QP of ``ContactForceQP.problem`` (the links' rotations read from the Jacobian itself) and
-    ``ContactProblem.solve`` for both in one kernel call: the node's hot path (each Python call
-    costs microseconds, more than the work). Each series, τ's and g's, is warm-started from its
-    own last active set. The base rows of the results are what admissible contact forces could
-    not provide."""
+    (τ − Jᵀf, g − Jᵀf_g, f), f and f_g the contact wrenches that carry the base rows of τ and of g,
+    from the base's and the joints' states, in one kernel call: the state's assembly,
+    ``RobotModel.with_contact_terms`` and the distribution (the node's hot path: each Python call
+    costs microseconds, more than the work). A subclass gives the distribution: its kernel, which
+    takes the state, f_ext, the outputs and ``_constants``, and returns (the dynamics' status, its
+    own: 0 when done); and ``_finish`` for what its kernel left undone. The results are checked
+    finite (and below ``LARGEST_OUTPUT``) by the kernel."""
 
-    checks_finite = True  # τ, g and f: NON_FINITE otherwise (``_subtract_contact_forces``)
+    checks_finite = True
+    _kernel_function = None  # the subclass's njit kernel
 
-    def __init__(self, model: RobotModel, links: list[str], qp: ContactForceQP) -> None:
+    def __init__(self, model: RobotModel, links: list[str], components: tuple[int, ...], extra: tuple) -> None:
+        """``components``: the Jacobian's columns per link (3: a force, 6: a wrench); ``extra``: the
+        kernel's arguments after the model's and the state's."""
         if not model.floating_base:
             raise ValueError("contact forces need a floating base")
-        self.model, self.qp = model, qp
+        self.model = model
         nv = model.nv
         self._shapes = ((7,), (6,), (6,), (nv - 6,), (nv - 6,), (nv - 6,))
-        # the kernel's work: the whole state, τ, g and the contact Jacobian, then the QP's
         self._state = StateBuffers(
             np.empty(model.nq), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv),
-            np.empty((nv, int(qp.jacobian_offsets[-1]))),
+            np.empty((nv, sum(components))),
         )  # fmt: skip
-        self._constants = (
-            model.contact_kernel_arrays(links, qp.jacobian_components),
-            self._state,
-            *qp.kernel_arrays(nv),
-        )
+        self._constants = (model.contact_kernel_arrays(links, components), self._state, *extra)
+        self._wrench_count = 6 * len(links)
         self._kernel = None  # its compiled entry point, at the first call
 
     def __call__(
@@ -651,24 +650,25 @@ class ContactConsistentTorques:
         shapes = (state[0].shape, state[1].shape, state[2].shape, state[3].shape, state[4].shape, state[5].shape)
         if shapes != self._shapes:  # (written out: a generator costs microseconds on the node's hot path)
             raise ValueError(f"state shapes {list(shapes)}, expected {list(self._shapes)}")
-        torques, f = np.empty((2, self.model.nv)), np.empty(6 * len(self.qp.contacts))
+        torques, f = np.empty((2, self.model.nv)), np.empty(self._wrench_count)
         args = (*state, self.model.kernel_external_forces(wrenches), torques, f, *self._constants)
         if self._kernel is None:
-            self._kernel = entry_point(_contact_consistent_torques, *args)
+            self._kernel = entry_point(type(self)._kernel_function, *args)
         dynamics_status, status = self._kernel(*args)
         if dynamics_status != kernel.OK:
             raise self.model.status_error(dynamics_status, self._state.q, self._state.qd, self._state.qdd)
         if status:
-            return self.qp.finish(status, self._constants[3].JT, self._state.tau, self._state.g, torques, f)
+            return self._finish(status, torques, f)
         return torques[0], torques[1], f
+
+    def _finish(self, status: int, torques: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError
 
 
 @njit(cache=True)
-def _contact_consistent_torques(
-    q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, torques, wrenches, dynamics, state, qp, work
-) -> tuple[int, int]:
-    """The state assembled, ``kernel.with_contact_terms``, then ``_contact_forces_warm_started``:
-    (the dynamics' status, the QP's). ``dynamics``: the model's ``ContactKernelArrays``."""
+def _state_and_contact_terms(q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, dynamics, state) -> int:
+    """The whole state assembled in ``state``, then ``kernel.with_contact_terms`` into its τ, g and
+    JT; the dynamics' status. ``dynamics``: the model's ``ContactKernelArrays``."""
     q, qd, qdd = state.q, state.qd, state.qdd
     q[:7] = q_base
     q[7:] = q_joints
@@ -676,14 +676,38 @@ def _contact_consistent_torques(
     qd[6:] = qd_joints
     qdd[:6] = qdd_base
     qdd[6:] = qdd_joints
-    tau, g, JT = state.tau, state.g, state.JT
-    status = kernel.with_contact_terms(
-        dynamics.joints, dynamics.bodies, q, qd, qdd, f_ext, dynamics.F_unit, dynamics.work, tau, g, JT
-    )
+    return kernel.with_contact_terms(
+        dynamics.joints, dynamics.bodies, q, qd, qdd, f_ext, dynamics.F_unit, dynamics.work, state.tau, state.g,
+        state.JT,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _contact_consistent_torques(
+    q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, torques, wrenches, dynamics, state, qp, work
+) -> tuple[int, int]:
+    """``_state_and_contact_terms``, then ``_contact_forces_warm_started``: (the dynamics' status, the QP's)."""
+    status = _state_and_contact_terms(q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, dynamics, state)
     if status != kernel.OK:
         return status, 0
-    qp_status = _contact_forces_warm_started(JT, q[3:7], tau, g, qp, work, torques, wrenches)
+    qp_status = _contact_forces_warm_started(state.JT, state.q[3:7], state.tau, state.g, qp, work, torques, wrenches)
     return kernel.OK, qp_status
+
+
+class ContactConsistentTorques(FusedContactTorques):
+    """``FusedContactTorques`` with forces the ground can provide: the QP of ``ContactForceQP.problem``
+    (the links' rotations read from the Jacobian itself) and ``ContactProblem.solve`` for τ's and
+    g's base rows, each series warm-started from its own last active set. The base rows of the
+    results are what admissible contact forces could not provide."""
+
+    _kernel_function = _contact_consistent_torques
+
+    def __init__(self, model: RobotModel, links: list[str], qp: ContactForceQP) -> None:
+        self.qp = qp
+        super().__init__(model, links, qp.jacobian_components, qp.kernel_arrays(model.nv))
+
+    def _finish(self, status: int, torques: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.qp.finish(status, self._constants[3].JT, self._state.tau, self._state.g, torques, f)
 
 
 def _unit(v) -> np.ndarray:

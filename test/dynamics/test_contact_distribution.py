@@ -61,3 +61,29 @@ def test_the_qp_kernel_takes_named_structures():
 def test_an_unknown_distribution_is_refused():
     with pytest.raises(ValueError, match="minimum_norm"):
         contact_distribution("fastest", SOLO, [Contact(SOLO_FEET[0])])
+
+
+def test_the_compiled_minimum_norm_is_numpys_along_random_states_and_so_is_its_fallback():
+    """MinimumNormTorques' one kernel call against the general pieces (the model's contact terms and
+    ``ContactLinks.distribute``'s least-norm solve by numpy), at random states; and its numpy
+    fallback (for an A Aᵀ the kernel finds singular) on the state it last computed."""
+    from rnea_ros.dynamics.contact_distribution import SINGULAR, MinimumNormTorques
+    from rnea_ros.dynamics.contacts import ContactLinks
+
+    distribute = MinimumNormTorques(SOLO, list(SOLO_FEET))
+    links = ContactLinks(SOLO, list(SOLO_FEET))
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        q_base = np.r_[rng.normal(0, 0.1, 3), pin.Quaternion(pin.exp3(rng.normal(0, 0.3, 3))).coeffs()]
+        q = solo_standing_pose(SOLO.joint_names) + rng.normal(0, 0.2, 12)
+        v, a = rng.normal(0, 1.0, 18), rng.normal(0, 2.0, 18)
+        tau, gravity, f = distribute(q_base, v[:6], a[:6], q, v[6:], a[6:])
+        ref_tau, ref_g, JT = SOLO.with_contact_terms(np.r_[q_base, q], v, a, None, list(SOLO_FEET))
+        ref_f = links.distribute(JT, ref_tau[:6])
+        scale = 1.0 + np.abs(ref_tau).max()
+        np.testing.assert_allclose(f, ref_f, atol=1e-9 * scale)
+        np.testing.assert_allclose(tau, ref_tau - JT @ ref_f, atol=1e-9 * scale)
+        np.testing.assert_allclose(gravity, ref_g - JT @ links.distribute(JT, ref_g[:6]), atol=1e-9 * scale)
+        fallback = distribute._finish(SINGULAR, np.empty((2, 18)), np.empty(24))
+        for ours, numpys in zip((tau, gravity, f), fallback, strict=True):
+            np.testing.assert_allclose(ours, numpys, atol=1e-9 * scale)
