@@ -40,7 +40,7 @@ KINDS = ("minimum_norm", "qp")
 
 
 class ContactDistribution(Protocol):
-    checks_finite: bool  # whether a result it returns is known finite (τ, g and f)
+    """Returns (τ, g, f), every value finite (ValueError otherwise)."""
 
     def __call__(
         self, q_base, v_base, qdd_base, q, qd, qdd, wrenches=None

@@ -620,7 +620,6 @@ class FusedContactTorques:
     own: 0 when done); and ``_finish`` for what its kernel left undone. The results are checked
     finite (and below ``LARGEST_OUTPUT``) by the kernel."""
 
-    checks_finite = True
     _kernel_function = None  # the subclass's njit kernel
 
     def __init__(self, model: RobotModel, links: list[str], components: tuple[int, ...], extra: tuple) -> None:

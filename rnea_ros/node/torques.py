@@ -4,8 +4,8 @@ Plain Python (no rclpy). Every output of one state is computed before any is pub
 so that they go out all together or not at all: any failure raises ``ValueError`` (or
 ``LinAlgError``) and nothing is published; so do outputs that are not finite (finite inputs can
 still overflow: absurd but finite values). This is the node's hot path, timed in /diagnostics:
-what a kernel already checked (the contact QP's torques and wrenches, the commands) is not
-checked again, and nothing is built that the node may not publish.
+what a kernel already checked (the contact distribution's torques and wrenches, the commands)
+is not checked again, and nothing is built that the node may not publish.
 
 ``effort_commands`` = source + Kp (q_d − q) + Kd (q̇_d − q̇), clipped to the URDF's effort
 limits: the source is the inverse dynamics (at the desired state when there is feedback and
@@ -146,8 +146,6 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     if live.contacts is not None:
         distribute = live.contact_distribution(settings)
         tau, gravity, f = distribute(base.q, base.v, base_qdd, inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
-        if not distribute.checks_finite:
-            _check_finite(tau, gravity, f)
         return _floating_base_outputs(live, inputs, settings, tau, gravity, f)
     q = np.concatenate([base.q, inputs.q])
     qd = np.concatenate([base.v, inputs.qd])
