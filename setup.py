@@ -60,6 +60,8 @@ setup(
             "rnea_gains = rnea_ros.analysis.gains:entry_point",
             "rnea_play = rnea_ros.demo.player:main",
             "rnea_excite = rnea_ros.analysis.excitation:entry_point",
+            "rnea_compile = rnea_ros.compile:main",
+            "rnea_record = rnea_ros.demo.recorder:main",
         ],
     },
 )

@@ -29,10 +29,12 @@ from pathlib import Path
 import numpy as np
 
 from rnea_ros import RobotModel
+from rnea_ros.demo.figures import write_table
 from rnea_ros.dynamics.contact_forces import Contact, ContactForceQP
+from rnea_ros.dynamics.contact_options import ContactQPOptions
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.rotations import matrix_quaternion, quaternion_matrix
-from rnea_ros.testing.figures import write_table
+from rnea_ros.testing import contact_qp_reference
 from rnea_ros.testing.legged import (
     SOLO_FEET,
     SOLO_URDF,
@@ -55,7 +57,7 @@ NODE_ROBOTS = {  # name: (URDF, contact links, sole size, standing pose of the j
 
 def problems(model: RobotModel, count: int, rng: np.random.Generator):
     """(H, g, C, b, Jᵀ, residual) of the QP at ``count`` standing states with small base motions."""
-    qp = ContactForceQP([Contact(foot) for foot in FEET], model.gravity, 0.8, 1.0)
+    qp = ContactForceQP([Contact(foot) for foot in FEET], model.gravity, ContactQPOptions.smallest_forces(0.8, 1.0))
     out = []
     for _ in range(count):
         q = model.neutral_configuration()
@@ -68,7 +70,7 @@ def problems(model: RobotModel, count: int, rng: np.random.Generator):
         JT = model.wrench_jacobian_transpose(q, FEET)
         R_base = quaternion_matrix(q[3:7])
         rotations = [R_base @ model.link_rotation_in_base(foot, q, qd)[0] for foot in FEET]
-        problem = qp.problem(JT[:6], rotations)
+        problem = contact_qp_reference.problem(qp, JT[:6], rotations)
         out.append((problem.H, problem.A.T @ residual, problem.C, problem.b, JT, residual, problem))
     return out
 
@@ -165,7 +167,8 @@ def write_figures(solver_rows: list[tuple], node_rows: list[tuple], args: argpar
     note = (
         f"One solve of the contact QP, {args.states} states of Solo12 on four point feet (12 unknowns, "
         "36 inequalities). daqp (warm): the last solution's active set as its start; rnea_ros warm start: "
-        "`ContactProblem.solve`, the last active set solved as equalities, quadprog when it is not optimal." + busy
+        "`testing.contact_qp_reference`'s `ContactProblem.solve`, the last active set solved as equalities, "
+        "quadprog when it is not optimal." + busy
     )
     node_note = (
         "rnea_node's own compute time per joint_states (what /diagnostics reports: the outputs of one state, "
@@ -184,14 +187,16 @@ def node_compute_times(robot: str, distribution: str, count: int) -> tuple[np.nd
     ``distribution`` ("no contacts": ID and g alone, the floor); odometry before each."""
     from rnea_ros.node.core import RneaCore, build_live_model
     from rnea_ros.node.diagnostics import ComputeTimes
+    from rnea_ros.node.inputs import BY_TOPIC
     from rnea_ros.node.settings import Settings
+    from rnea_ros.node.state import OdometryReading
 
     urdf, links, sole_size, pose = NODE_ROBOTS[robot]
     with_contacts = distribution != "no contacts"
     settings = Settings(
         floating_base=True, contact_links=tuple(links) if with_contacts else (),
         contact_distribution=distribution if with_contacts else "qp", friction_coefficient=0.8,
-        sole_size=tuple(sole_size), future_stamp_tolerance=1e12,
+        sole_size=tuple(sole_size), future_stamp_tolerance=3600.0,
     )  # fmt: skip
     core = RneaCore(settings)
     core.load(build_live_model(urdf, settings))
@@ -201,7 +206,9 @@ def node_compute_times(robot: str, distribution: str, count: int) -> tuple[np.nd
     rng = np.random.default_rng(1)
     calls = []
     for k in range(count):
-        core.odometry(np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0]), rng.normal(0, 0.05, 6), core.live.model.base_link)
+        base = np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0])
+        reading = OdometryReading(base, rng.normal(0, 0.05, 6), core.live.model.base_link)
+        core.receive(BY_TOPIC["base_odometry"], reading)
         q = pose + rng.normal(0, 0.05, len(pose))
         start = time.perf_counter()
         core.joint_states(names, q, rng.normal(0, 0.5, len(pose)), True, 1.0 + k * 1e-3, lambda: 0.0)

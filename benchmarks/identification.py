@@ -23,10 +23,11 @@ import numpy as np
 from rnea_ros import RobotModel
 from rnea_ros.analysis.excitation import ConditionNumber, design
 from rnea_ros.analysis.identify import Identification
-from rnea_ros.analysis.link_inertia import corrected_urdf, links_regressor, urdf_link_inertials
+from rnea_ros.analysis.link_inertia import corrected_urdf, urdf_link_inertials
+from rnea_ros.demo.figures import write_table
 from rnea_ros.dynamics.payload import consistency_problems
+from rnea_ros.dynamics.regressor import links_regressor
 from rnea_ros.testing.arm_in_mujoco import ARM, LOWER, START, TRUTH, UPPER, exciting, gravity_errors, simulate
-from rnea_ros.testing.figures import write_table
 from rnea_ros.testing.perturbed import perturbed_urdf
 from rnea_ros.testing.reference import ARM_URDF
 

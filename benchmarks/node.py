@@ -32,7 +32,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from rnea_ros import RobotModel
-from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.testing.reference import EXAMPLE_ARM, robot_urdf
 from rnea_ros.testing.ros_harness import ROS_ENV, at_rate
 

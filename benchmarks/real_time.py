@@ -28,11 +28,12 @@ import rclpy
 from rnea_ros import RobotModel
 from rnea_ros.analysis.gains import critically_damped_gains
 from rnea_ros.demo import demo
-from rnea_ros.demo.closed_loop import planned_trajectory, run_closed_loop, run_trajectory_loop
+from rnea_ros.demo.closed_loop import planned_trajectory, run_trajectory_loop
 from rnea_ros.demo.example_robot import example_arm_urdf
-from rnea_ros.demo.trajectories import fast_multisine
+from rnea_ros.demo.figures import write_readme_table, write_table
+from rnea_ros.motion.multisine import fast_multisine
+from rnea_ros.testing.closed_loop_runner import run_closed_loop
 from rnea_ros.testing.domain import reserve_domain_id
-from rnea_ros.testing.figures import write_readme_table, write_table
 from rnea_ros.testing.legged import SOLO_URDF, solo_crouch, solo_on_its_trajectory_controller
 from rnea_ros.testing.reference import robot_urdf
 

@@ -26,14 +26,14 @@ from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.demo.closed_loop import planned_trajectory, start, stop
 from rnea_ros.demo.demo import START
-from rnea_ros.demo.trajectories import fast_multisine
+from rnea_ros.demo.figures import write_table
+from rnea_ros.motion.multisine import fast_multisine
+from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS
 from rnea_ros.node import messages
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.settings import Settings
 from rnea_ros.testing.domain import reserve_domain_id
-from rnea_ros.testing.figures import write_table
 from rnea_ros.testing.reference import ARM_URDF
-from rnea_ros.trajectory import MAX_TRAJECTORY_POINTS
 
 
 def main() -> None:

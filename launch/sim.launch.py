@@ -32,7 +32,12 @@ def _nodes(context):
             executable="rnea_node",
             name="rnea_node",
             namespace=namespace,
-            parameters=[LaunchConfiguration("params_file").perform(context), {"robot_description": description}],
+            # rnea_sim applies the URDF's <dynamics>: the node adds them too, unless the params file says otherwise
+            parameters=[
+                {"urdf_joint_dynamics": True},
+                LaunchConfiguration("params_file").perform(context),
+                {"robot_description": description},
+            ],
             remappings=[("effort_commands", "effort_controller/commands")],
             output="screen",
         ),

@@ -1,11 +1,12 @@
 """rnea_analyze: does the model explain the efforts the robot measured?
 
     rnea_analyze RECORDING [--urdf robot.urdf[.xacro]] [--topic /joint_states]
-                 [--wrench-topic /ft_sensor ...] [--window 0.05] [--order 3]
+                 [--wrench-topic /ft_sensor ...] [--window SECONDS] [--order 3]
                  [--velocities recorded|positions] [--out rnea_analysis] [--no-csv]
                  [--identify [--coulomb-width W] [--payload-link LINK | --inertia]]
                  [--corrections corrections.yaml] [--effort-delay 0.001]
-                 [--start SECONDS] [--end SECONDS]
+                 [--start SECONDS] [--end SECONDS] [--urdf-dynamics]
+                 [--effort-conversion conversion.yaml]
 
 RECORDING is a rosbag2 (directory, .db3 or .mcap; read with ``rosbags``, no ROS
 needed) or a CSV (``time,<joint>.position[,<joint>.velocity],<joint>.effort,...``).
@@ -13,7 +14,13 @@ Without --urdf the bag's /robot_description is used. For every sample:
 τ_model = ID(q, q̇, q̈, wrenches) and g(q) from the batch kernel, q̈ (and q̇ when
 not recorded, or with --velocities positions) estimated from the positions by a
 local polynomial fit over ±window/2 s (Savitzky–Golay on even stamps; uneven
-stamps handled). Writes OUT/samples.csv and OUT/torques.png and prints, per joint:
+stamps handled); the window is chosen per recording, on held-out samples of its
+first 30,000, unless --window fixes it. A joint whose effort is not measured is
+recorded as an empty CSV field or nan: left out of its rows and named.
+--effort-conversion converts recorded efforts (motor side, currents) to the model's
+(rnea_ros/analysis/effort_conversion.py). The URDF's <dynamics damping friction>
+(often simulator tuning) is left out of the model unless --urdf-dynamics.
+Writes OUT/samples.csv and OUT/torques.png and prints, per joint:
 RMS error, correlation, best fit measured ≈ scale·model + offset (a scale far from
 1 points at a wrong mass or gear ratio, an offset at friction or sensor bias), and
 the residual's fit to viscous·q̇ + Coulomb·sign(q̇). Processed in chunks: memory
@@ -50,10 +57,11 @@ import sys
 import time
 from pathlib import Path
 
+from rnea_ros.analysis.effort_conversion import load_effort_conversion
 from rnea_ros.analysis.identify import Identification, identification_table, links_table
 from rnea_ros.analysis.link_inertia import corrected_urdf, urdf_link_inertials
 from rnea_ros.analysis.parquet import ParquetSamples
-from rnea_ros.analysis.pipeline import analyze, sample_columns, summary_table
+from rnea_ros.analysis.pipeline import analyze, chosen_window, sample_columns, summary_table
 from rnea_ros.analysis.plot import write_friction_plot, write_plot
 from rnea_ros.analysis.recording import (
     DEFAULT_CHUNK,
@@ -123,7 +131,7 @@ def recording_size(path: Path, topic: str) -> int | None:
 
 
 def with_corrections(
-    model: RobotModel, path: Path | None, identify: bool, urdf_dynamics: bool = True
+    model: RobotModel, path: Path | None, identify: bool, urdf_dynamics: bool = False
 ) -> CorrectedModel:
     """The model with its URDF's joint dynamics and a corrections file applied, as rnea_node applies them."""
     if path is None:
@@ -131,6 +139,17 @@ def with_corrections(
     if identify:
         raise RecordingError("--identify fits the URDF's model alone: leave --corrections out")
     return model.with_corrections(load_corrections(path), urdf_dynamics)
+
+
+def window_argument(text: str) -> float:
+    """--window: seconds within (0, 10]."""
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"a number of seconds, got {text!r}") from error
+    if not 0.0 < value <= 10.0:
+        raise argparse.ArgumentTypeError(f"must be within (0, 10] s, got {text}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,7 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--urdf", type=Path, help="URDF or xacro file (default: the bag's /robot_description)")
     parser.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic in the bag")
     parser.add_argument("--wrench-topic", action="append", default=[], help="geometry_msgs/WrenchStamped topic")
-    parser.add_argument("--window", type=float, default=0.05, help="differentiation window, s (default 0.05)")
+    parser.add_argument(
+        "--window",
+        type=window_argument,
+        default=None,
+        help="differentiation window, s (default: chosen per recording on held-out samples)",
+    )
     parser.add_argument("--order", type=int, default=3, help="polynomial degree of the local fit (2..5)")
     parser.add_argument(
         "--velocities", choices=["recorded", "positions"], default="recorded", help="q̇ source when recorded"
@@ -174,9 +198,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--end", type=float, default=float("inf"), help="s after the first sample (default: all)")
     parser.add_argument("--corrections", type=Path, help="compare with the model plus these corrections")
     parser.add_argument(
-        "--no-urdf-dynamics",
+        "--urdf-dynamics",
         action="store_true",
-        help="leave the URDF's <dynamics damping friction> out of the model (rnea_node's urdf_joint_dynamics: false)",
+        help="add the URDF's <dynamics damping friction> to the model (rnea_node's urdf_joint_dynamics: true); "
+        "off by default: real URDFs carry simulator tuning there",
+    )
+    parser.add_argument("--no-urdf-dynamics", dest="urdf_dynamics", action="store_false", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--effort-conversion",
+        type=Path,
+        help="YAML: per joint, effort = scale × recorded + offset (motor-side or current readings to joint torques)",
     )
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -194,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         description = load_description(args.urdf, args.recording)
         model = RobotModel.from_urdf(description, gravity=args.gravity)
-        corrected = with_corrections(model, args.corrections, args.identify, not args.no_urdf_dynamics)
+        corrected = with_corrections(model, args.corrections, args.identify, args.urdf_dynamics)
         model = corrected.model
         if model.floating_base:
             raise RecordingError("floating-base robots are not supported by rnea_analyze (fixed base only)")
@@ -202,6 +233,22 @@ def main(argv: list[str] | None = None) -> int:
         unknown = sorted(set(wrenches or {}) - set(model.link_names))
         if unknown:
             raise RecordingError(f"wrenches in frames that are no link of the model: {unknown}")
+        conversion = load_effort_conversion(args.effort_conversion) if args.effort_conversion else None
+        if conversion is not None:
+            conversion.arrays(model.joint_names)  # unknown joints refused before anything is read
+        window = args.window
+        if window is None:
+            choice = chosen_window(
+                corrected,
+                open_recording(args.recording, args.topic, args.chunk),
+                order=args.order,
+                velocities=args.velocities,
+                start=args.start,
+                end=args.end,
+                effort_conversion=conversion,
+            )
+            window = choice.window
+            print(choice.describe())
         total = recording_size(args.recording, args.topic)
         args.out.mkdir(parents=True, exist_ok=True)
         progress = Progress(total)
@@ -223,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 corrected,
                 chunks,
                 wrenches=wrenches,
-                window=args.window,
+                window=window,
                 order=args.order,
                 velocities=args.velocities,
                 csv_file=csv_file,
@@ -233,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                 effort_delay=args.effort_delay,
                 start=args.start,
                 end=args.end,
+                effort_conversion=conversion,
             )
         progress.done()
         write_plot(analysis, args.out / "torques.png")
@@ -241,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rnea_analyze: {error}", file=sys.stderr)
         return 2
     topics = "" if args.recording.suffix.lower() == ".csv" else f" ({len(bag_topics(args.recording))} topics)"
-    print(f"{args.recording}{topics}: {analysis.samples:,} samples of {model.nv} joints in {elapsed:.1f} s")
+    first, last = analysis.span
+    print(
+        f"{args.recording}{topics}: {analysis.samples:,} samples of {model.nv} joints spanning {last - first:.1f} s "
+        f"of recording, analysed in {elapsed:.1f} s"
+    )
     print(summary_table(analysis))
     outputs = (
         [args.out / "torques.png"] + ([] if args.no_csv else [csv_path]) + ([parquet_path] if args.parquet else [])
@@ -286,7 +338,7 @@ def fleet_main(args: argparse.Namespace) -> int:
             RecordingTask(
                 str(path), description, args.topic, args.window, args.order, args.coulomb_width,
                 tuple(args.gravity), args.chunk, args.payload_link, args.effort_delay, args.start, args.end,
-                not args.no_urdf_dynamics,
+                args.urdf_dynamics,
             )
             for path in args.recording
         ]  # fmt: skip

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from rnea_ros.analysis.link_inertia import links_regressor, urdf_link_inertials
-from rnea_ros.demo.trajectories import MultiSine, multisine
-from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH
+from rnea_ros.analysis.link_inertia import urdf_link_inertials
 from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.dynamics.regressor import links_regressor, own_regressor
+from rnea_ros.motion.multisine import MultiSine, multisine
 
 SAMPLES_PER_PERIOD = 200  # states the condition number is computed over
 CHECK_RATE = 50.0  # Hz: states the limits are checked at
@@ -54,13 +54,33 @@ class Excitation:
     joints: list[str]
     condition: float  # of the scaled regressor over the base parameters
     evaluations: int
+    moving: np.ndarray | None = None  # the joints it was designed to move (with room within the limits)
+
+    def refusal(self, asked: np.ndarray | None = None) -> str | None:
+        """Why this trajectory must not be written (None: it may): a joint it should move
+        (``asked``, default ``moving``) that stays still, or an infinite condition number (the
+        recording could not determine every base parameter)."""
+        asked = self.moving if asked is None else asked
+        still = [
+            n for n, a, row in zip(self.joints, asked, self.trajectory.amplitudes, strict=True) if a and not row.any()
+        ]
+        if still:
+            return (
+                f"joints {still} never move in the designed trajectory (no room within their position limits less the "
+                "margin, no velocity limit where there is no position limit, or no effort to spare): nothing written"
+            )
+        if not math.isfinite(self.condition):
+            return "the designed trajectory's condition number is infinite (it determines too little): nothing written"
+        return None
 
 
 def urdf_limits(model: RobotModel, urdf: str) -> Limits:
-    """The URDF's <limit> of each of the model's joints (continuous joints: no position limit)."""
+    """The URDF's <limit> of each of the model's joints (continuous joints: no position limit).
+    Joints are the children of <robot>, as the URDF parser reads them: a <transmission>'s <joint>
+    names a joint, it is none."""
     root = etree.fromstring(urdf.encode())
     found = {}
-    for joint in root.iter("joint"):
+    for joint in root.iterchildren("joint"):
         limit = joint.find("limit")
         found[joint.get("name")] = (joint.get("type"), {} if limit is None else dict(limit.attrib))
     rows = []
@@ -113,15 +133,10 @@ class ConditionNumber:
         return float(singular[0] / smallest) if smallest > 0.0 else math.inf
 
     def _regressor(self, q, qd, qdd) -> np.ndarray:
-        """(N·nv, 10·links + 4·nv): the links' columns, then each joint's q̇, tanh, q̈, 1."""
+        """(N·nv, 10·links + T·nv): the links' columns, then each joint's terms (``dynamics.regressor``)."""
         N, n = q.shape
         links = links_regressor(self.model, self.links, q, qd, qdd)
-        own = np.zeros((N, n, 4 * n))
-        for j in range(n):
-            own[:, j, 4 * j : 4 * j + 4] = np.stack(
-                [qd[:, j], np.tanh(qd[:, j] / DEFAULT_COULOMB_WIDTH), qdd[:, j], np.ones(N)], axis=-1
-            )
-        return np.concatenate([links, own], axis=-1).reshape(N * n, -1)
+        return np.concatenate([links, own_regressor(qd, qdd)], axis=-1).reshape(N * n, -1)
 
 
 def _scaled_singular_values(W: np.ndarray) -> np.ndarray:
@@ -170,7 +185,7 @@ def design(
         else:
             step *= 0.9  # the 1/5th rule, roughly
         step = min(max(step, 0.01), 1.0)
-    return Excitation(best, list(model.joint_names), best_condition, evaluations)
+    return Excitation(best, list(model.joint_names), best_condition, evaluations, moving)
 
 
 def _feasible(model, limits: Limits, margins: Margins, start, moving, shape, frequencies) -> MultiSine:
@@ -281,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
         excitation = design(
             model, urdf, start, args.base_frequency, args.harmonics, margins, moving, args.iterations, args.seed
         )
+        refusal = excitation.refusal(moving if args.joints else None)
+        if refusal is not None:
+            raise ValueError(refusal)
         baseline = _rnea_play_default(model, urdf, start, moving)
         save(excitation, args.out, baseline)
     except (OSError, ValueError) as error:

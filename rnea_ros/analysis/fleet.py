@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rnea_ros.analysis.identify import FEATURES, Identification
-from rnea_ros.analysis.pipeline import analyze
+from rnea_ros.analysis.pipeline import analyze, chosen_window
 from rnea_ros.analysis.recording import DEFAULT_CHUNK, open_recording
 from rnea_ros.dynamics.model import RobotModel
 
@@ -30,7 +30,7 @@ class RecordingTask:
     path: str
     description: str
     topic: str = "/joint_states"
-    window: float = 0.05
+    window: float | None = None  # s; None: chosen on the recording's first samples
     order: int = 3
     coulomb_width: float | None = None  # None: chosen per joint on held-out samples
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
@@ -39,7 +39,7 @@ class RecordingTask:
     effort_delay: float = 0.0  # see pipeline.analyze
     start: float = 0.0
     end: float = float("inf")
-    urdf_dynamics: bool = True  # the URDF's <dynamics damping friction> in the model, as rnea_node has them
+    urdf_dynamics: bool = False  # the URDF's <dynamics damping friction> in the model (rnea_node's default: left out)
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,16 @@ def analyze_recording(task: RecordingTask) -> RecordingResult:
     """One recording, start to end, in the worker that runs it (no files written)."""
     model = RobotModel.from_urdf(task.description, gravity=task.gravity)
     identification = Identification(model.joint_names, task.coulomb_width, task.payload_link)
+    corrected = model.with_corrections(None, task.urdf_dynamics)
+    window = task.window
+    if window is None:
+        leading = open_recording(Path(task.path), task.topic, task.chunk)
+        window = chosen_window(corrected, leading, order=task.order, start=task.start, end=task.end).window
     chunks = open_recording(Path(task.path), task.topic, task.chunk)
     analysis = analyze(
-        model.with_corrections(None, task.urdf_dynamics),
+        corrected,
         chunks,
-        window=task.window,
+        window=window,
         order=task.order,
         identification=identification,
         effort_delay=task.effort_delay,

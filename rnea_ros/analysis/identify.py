@@ -1,7 +1,7 @@
 """Identification of what the URDF leaves out, from a recording (no ROS).
 
 The residual r = measured − τ_RNEA of each joint is fitted by least squares as
-viscous·q̇ + coulomb·tanh((q̇ + lead·q̈)/width) + armature·q̈ + offset (``dynamics.corrections``) and,
+viscous·q̇ + coulomb·tanh((q̇ + lead·q̈)/width) + armature·q̈ + offset (``dynamics.regressor``) and,
 optionally, Y(q, q̇, q̈) π: a payload on a named link, π its 10 inertial parameters
 (``dynamics.payload``), shared by every joint, or every moving link's 10 (``link_inertia``: the
 base parameters the recording determines, then every link kept a rigid body). Samples are added
@@ -9,12 +9,9 @@ in chunks (running normal equations per joint and per fold: memory does not grow
 recording). With shared columns the joints are solved together, each weighted by its residual
 variance (two passes over the sums).
 
-The tanh width is fixed (lead 0), or the Coulomb term's shape, its width among ``WIDTHS`` and its
-lead among ``LEADS`` (0: the friction of today's q̇; > 0: friction that settles within a time constant,
-as MuJoCo's soft friction loss does exactly and a joint's presliding roughly, follows q̇ that far
-ahead), is chosen per joint by the residual on held-out samples: the samples alternate between
-two folds in blocks of ``FOLD_SAMPLES``, each shape is fitted on one and tested on the other, both
-ways (with shared columns, by the whole fit's held-out residual, one joint at a time).
+The joint terms and their columns are ``dynamics.regressor``'s; the running sums ``fold_sums``'.
+The tanh width is fixed (lead 0), or the Coulomb term's shape (width and lead) is chosen per joint
+by the residual on held-out samples (``coulomb_shapes``).
 
 A parameter is reported only when the recording determines it: its regressor must be excited
 (velocities, both directions of motion, accelerations), and its standard error, as torque
@@ -33,25 +30,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnea_ros.analysis import link_inertia
+from rnea_ros.analysis.coulomb_shapes import SHAPES, choose_shapes, shape_columns
+from rnea_ros.analysis.fold_sums import BASE_TOLERANCE, FoldSums
+from rnea_ros.dynamics import regressor
 from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH, Corrections, JointCorrection, Payload
 from rnea_ros.dynamics.payload import PARAMETER_NAMES, Inertial, consistency_problems
+from rnea_ros.dynamics.regressor import JOINT_TERMS
 
-FEATURES = ("viscous", "coulomb", "armature", "offset")
-# least RMS of each regressor for it to count as excited: q̇ [rad/s], tanh(q̇/w) about its mean, q̈ [rad/s²]
-EXCITATION = {"viscous": 0.05, "coulomb": 0.3, "armature": 0.2, "offset": 0.0}
-WIDTHS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)  # rad/s: the tanh widths tried per joint
-LEADS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02)  # s: the Coulomb term's leads tried per joint (with each width)
-SHAPES = tuple((width, lead) for lead in LEADS for width in WIDTHS)
-# a lead is taken only when it lowers the held-out residual by more than this fraction: with friction
-# that settles at once a lead fits as well and trades with the armature (10–16 % off on the stiff arm)
-LEAD_GAIN = 0.05
-SHORTLIST = 8  # with shared columns: the shapes per joint tried with the whole fit (the best fitted alone)
-_MAGNITUDES = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
-VELOCITY_EDGES = np.array([-m for m in reversed(_MAGNITUDES)] + [0.0] + _MAGNITUDES)  # rad/s: friction plot bins
+FEATURES = regressor.TERM_NAMES
+# least excitation of each term's column for it to be fitted (``regressor.JointTerm``)
+EXCITATION = {term.name: term.excitation for term in JOINT_TERMS}
 STICTION_SPEED = 0.01  # rad/s (m/s): with links, a joint's samples slower than this are left out of its rows
-FOLD_SAMPLES = 1000  # samples are split into alternate blocks of this many, to fit on one and test on the other
 RESOLUTION = 0.01  # a parameter's uncertainty, as torque, below 1 % of the joint's torque RMS
-BASE_TOLERANCE = 1e-9  # with links: eigenvalues of the scaled normal matrix below this × the largest are unidentified
 COMBINED = "determined only together with link inertias (a base parameter): the consistent fit's share"
 PAYLOAD_PARAMETERS = len(PARAMETER_NAMES)
 
@@ -148,18 +138,8 @@ class Identification:
         self.shapes = SHAPES if coulomb_width is None else ((float(coulomb_width), 0.0),)
         self.links = dict(links or {})
         self.payload_columns = PAYLOAD_PARAMETERS * len(self.links) or (PAYLOAD_PARAMETERS if payload_link else 0)
-        # per joint: [Y_j π columns, q̇, tanh((q̇ + lead·q̈)/w) for each shape, q̈, 1]; sums per fold
-        width = self.payload_columns + 3 + len(self.shapes)
-        self.samples = 0
-        self.count = np.zeros((2, n), dtype=np.int64)
-        self.xx = np.zeros((2, n, width, width))  # Σ x xᵀ
-        self.xr = np.zeros((2, n, width))  # Σ x r
-        self.rr = np.zeros((2, n))  # Σ r²
-        self.mm = np.zeros((2, n))  # Σ measured²
-        # per joint and velocity bin, for the friction plot: Σ x, Σ r, count
-        self.binned_x = np.zeros((n, len(VELOCITY_EDGES) + 1, width))
-        self.binned_r = np.zeros((n, len(VELOCITY_EDGES) + 1))
-        self.binned_count = np.zeros((n, len(VELOCITY_EDGES) + 1), dtype=np.int64)
+        # per joint: [Y_j π columns, its terms' columns (regressor.joint_columns)]; sums per fold
+        self.sums = FoldSums(n, self.payload_columns + regressor.column_count(len(self.shapes)))
         self._version, self._solution = 0, None  # the sums' version, and the fit of a version
 
     def merge(self, other: Identification) -> None:
@@ -173,15 +153,7 @@ class Identification:
         ):
             raise ValueError("identifications of different joints, Coulomb shapes or payloads cannot be pooled")
         self._version += 1
-        self.samples += other.samples
-        self.binned_x += other.binned_x
-        self.binned_r += other.binned_r
-        self.binned_count += other.binned_count
-        self.count += other.count
-        self.xx += other.xx
-        self.xr += other.xr
-        self.rr += other.rr
-        self.mm += other.mm
+        self.sums.merge(other.sums)
 
     def add(
         self,
@@ -206,26 +178,10 @@ class Identification:
             columns.append(np.where(ok[..., None], payload_regressor, 0.0))
         r = np.where(ok, measured - model, 0.0)
         v, a = np.where(ok, qd, 0.0), np.where(ok, qdd, 0.0)
-        own = [v, *(np.tanh((v + lead * a) / w) for w, lead in self.shapes), a, np.ones_like(v)]
-        columns.append(np.stack(own, axis=-1) * ok[..., None])
+        columns.append(regressor.joint_columns(v, a, self.shapes) * ok[..., None])
         x = np.concatenate(columns, axis=-1)
         self._version += 1
-        bins = np.digitize(v, VELOCITY_EDGES)
-        for j in range(len(self.joint_names)):
-            rows = ok[:, j]
-            np.add.at(self.binned_x[j], bins[rows, j], x[rows, j])
-            np.add.at(self.binned_r[j], bins[rows, j], r[rows, j])
-            np.add.at(self.binned_count[j], bins[rows, j], 1)
-        fold = ((self.samples + np.arange(len(r))) // FOLD_SAMPLES) % 2
-        self.samples += len(r)
-        for k in (0, 1):
-            rows = fold == k
-            self.count[k] += ok[rows].sum(axis=0)
-            by_joint = x[rows].transpose(1, 2, 0)  # (joints, columns, N): one matrix product per joint
-            self.xx[k] += by_joint @ by_joint.transpose(0, 2, 1)
-            self.xr[k] += (by_joint @ r[rows].T[:, :, None])[..., 0]
-            self.rr[k] += (r[rows] ** 2).sum(axis=0)
-            self.mm[k] += (np.where(ok[rows], measured[rows], 0.0) ** 2).sum(axis=0)
+        self.sums.add(x, r, measured, ok, v)
 
     def results(self) -> list[JointIdentification]:
         return self._solve().joints
@@ -237,14 +193,16 @@ class Identification:
         """Per joint: the mean velocity of each velocity bin and the mean residual there less
         everything fitted but friction (the data the friction curve is fitted to)."""
         solution, P, K = self._solve(), self.payload_columns, len(self.shapes)
-        friction_columns = set(range(P, P + 1 + K))  # q̇ and every tanh
+        friction_columns = {P + c for c in regressor.friction_columns(K)}
+        velocity = P + regressor.term_columns(K)[regressor.VELOCITY_TERM][0]
         out = []
         for j, (columns, theta) in enumerate(solution.thetas):
-            count = np.maximum(self.binned_count[j], 1)
+            binned_x, binned_count = self.sums.binned_x[j], self.sums.binned_count[j]
+            count = np.maximum(binned_count, 1)
             other = [i for i, c in enumerate(columns) if c not in friction_columns]
-            residual = self.binned_r[j] - self.binned_x[j][:, columns[other]] @ theta[other]
-            used = self.binned_count[j] > 0
-            out.append((self.binned_x[j][used, P] / count[used], residual[used] / count[used]))
+            residual = self.sums.binned_r[j] - binned_x[:, columns[other]] @ theta[other]
+            used = binned_count > 0
+            out.append((binned_x[used, velocity] / count[used], residual[used] / count[used]))
         return out
 
     def links_result(self) -> LinksIdentification | None:
@@ -289,7 +247,7 @@ class Identification:
         torque_rms = np.maximum(np.sqrt(self._mm / counts), 1e-9)
         weights = np.where(usable, 1.0 / torque_rms**2, 0.0)  # first pass; then 1 / residual variance
         for _ in range(2):
-            fit = self._weighted_fit(weights, index, local, size)
+            fit = weighted_fit(self._xx, self._xr, weights, index, local, size, bool(self.links))
             rss = np.array([self._rss(j, fit.theta[index[j]], local[j]) for j in range(n_joints)])
             dof = np.maximum(self._count - np.array([len(f) for f in fitted]) - P, 1)
             weights = np.where(usable, 1.0 / np.maximum(rss / dof, 1e-30), 0.0)
@@ -298,7 +256,7 @@ class Identification:
             priors = [inertial.parameters() for inertial in self.links.values()]
             theta, iterations = link_inertia.consistent_estimate(fit.A, fit.b, priors)
             rss = np.array([self._rss(j, theta[index[j]], local[j]) for j in range(n_joints)])
-            links = self._links_result(theta[:P], fit, iterations)
+            links = _links_result(self.links, theta[:P], fit, iterations)
         variances = np.diag(fit.covariance)
         joints = []
         for j in range(n_joints):
@@ -309,148 +267,26 @@ class Identification:
         payload = (
             self._payload_result(theta[:P], variances[:P], torque_rms, fit.condition) if self.payload_link else None
         )
-        chosen = [self._columns(k) for k in self._chosen]
+        chosen = [shape_columns(k, P, len(self.shapes)) for k in self._chosen]
         fitted_columns = [chosen[j][local[j]] for j in range(n_joints)]
         return _Solution(joints, payload, links, [(c, theta[index[j]]) for j, c in enumerate(fitted_columns)])
 
     def _choose_shapes(self) -> None:
-        """Per joint, the Coulomb shape whose fit (the joint alone, every column of it) predicts the
-        other fold best, both ways; then the sums of both folds with that shape's column alone."""
-        P, K, n_joints = self.payload_columns, len(self.shapes), len(self.joint_names)
-        self.held_out = np.full((n_joints, K), np.nan)  # residual RMS on held-out samples, per shape
-        chosen = np.zeros(n_joints, dtype=int)
-        for j in range(n_joints):
-            if K > 1 and self.count[:, j].min() >= 10:
-                self.held_out[j] = [self._held_out_rms(j, self._columns(k)) for k in range(K)]
-                held_out = np.where(np.isfinite(self.held_out[j]), self.held_out[j], np.inf)
-                chosen[j] = self._simplest_best(held_out, held_out)
-        if K > 1 and P and n_joints:
-            chosen = self._choose_shapes_together(chosen)
-        self._chosen = chosen
-        self.chosen_shapes = [self.shapes[k] for k in chosen]
-        self._count, self._rr, self._mm = self.count.sum(axis=0), self.rr.sum(axis=0), self.mm.sum(axis=0)
-        columns = [self._columns(k) for k in chosen]
-        xx, xr = self.xx.sum(axis=0), self.xr.sum(axis=0)
-        self._xx = np.stack([xx[j][np.ix_(c, c)] for j, c in enumerate(columns)]) if n_joints else xx[:, :P, :P]
-        self._xr = np.stack([xr[j][c] for j, c in enumerate(columns)]) if n_joints else xr[:, :P]
-
-    def _columns(self, k: int) -> np.ndarray:
-        """A joint's columns with the k-th shape's tanh: [shared, q̇, tanh_k, q̈, 1]."""
-        P, K = self.payload_columns, len(self.shapes)
-        return np.r_[np.arange(P), P, P + 1 + k, P + 1 + K, P + 2 + K].astype(int)
-
-    def _choose_shapes_together(self, chosen: np.ndarray, sweeps: int = 2) -> np.ndarray:
-        """With shared columns (links, payload) the joints are fitted together: each joint's width
-        is then chosen by the held-out residual of the whole fit, one joint at a time (a joint
-        alone, with its own copy of the shared columns, fits too freely to tell)."""
-        chosen = chosen.copy()
-        usable = self.count.min(axis=0) >= 10
-        shortlists = [self._shortlist(self.held_out[j]) for j in range(len(self.joint_names))]
-        for _ in range(sweeps):
-            for j in np.flatnonzero(usable):
-                scores, own = np.full(len(self.shapes), np.inf), np.full(len(self.shapes), np.inf)
-                for k in shortlists[j]:
-                    chosen[j] = k
-                    rms = self._held_out_together(chosen, usable)
-                    scores[k] = float(np.sum(rms**2 * self.count.sum(axis=0) / np.maximum(self.mm.sum(axis=0), 1e-30)))
-                    own[k] = rms[j]
-                self.held_out[j] = own
-                chosen[j] = self._simplest_best(scores, own)
-        return chosen
-
-    def _shortlist(self, alone: np.ndarray) -> list[int]:
-        """The SHORTLIST shapes with the least held-out residual of the joint fitted alone, and
-        the best without a lead (a lead must beat it)."""
-        alone = np.where(np.isfinite(alone), alone, np.inf)
-        without_lead = [k for k, (_, lead) in enumerate(self.shapes) if lead == 0.0]
-        best_without = without_lead[int(np.argmin(alone[without_lead]))]
-        return sorted({*np.argsort(alone, kind="stable")[:SHORTLIST].tolist(), best_without})
-
-    def _simplest_best(self, scores: np.ndarray, own: np.ndarray) -> int:
-        """The shape of the lowest held-out score, unless the best without a lead is within LEAD_GAIN
-        of it in the joint's ``own`` held-out residual."""
-        best = int(np.argmin(scores))
-        without_lead = [k for k, (_, lead) in enumerate(self.shapes) if lead == 0.0]
-        simplest = without_lead[int(np.argmin(scores[without_lead]))]
-        return best if own[best] < (1.0 - LEAD_GAIN) * own[simplest] else simplest
-
-    def _held_out_together(self, chosen: np.ndarray, usable: np.ndarray) -> np.ndarray:
-        """Per joint: the held-out residual RMS of the whole fit with these shapes (both folds),
-        each joint weighted by its torque's mean square."""
-        P, n = self.payload_columns, len(self.joint_names)
-        rss = np.zeros(n)
-        weights = np.where(usable, self.count.sum(axis=0) / np.maximum(self.mm.sum(axis=0), 1e-30), 0.0)
-        blocks = [np.r_[np.arange(P), P + 4 * j + np.arange(4)].astype(int) for j in range(n)]
-        columns = [self._columns(k) for k in chosen]
-        for fit, test in ((0, 1), (1, 0)):
-            A, b = np.zeros((P + 4 * n, P + 4 * n)), np.zeros(P + 4 * n)
-            for j in np.flatnonzero(usable):
-                g, c = blocks[j], columns[j]
-                A[np.ix_(g, g)] += weights[j] * self.xx[fit, j][np.ix_(c, c)]
-                b[g] += weights[j] * self.xr[fit, j][c]
-            diagonal = np.sqrt(np.diag(A))
-            scale = np.where(diagonal > 0.0, diagonal, 1.0)
-            theta = (
-                np.linalg.pinv(A / np.outer(scale, scale), rcond=BASE_TOLERANCE, hermitian=True) @ (b / scale) / scale
-            )
-            for j in np.flatnonzero(usable):
-                t, c = theta[blocks[j]], columns[j]
-                xx, xr = self.xx[test, j][np.ix_(c, c)], self.xr[test, j][c]
-                rss[j] += max(self.rr[test, j] - 2 * t @ xr + t @ xx @ t, 0.0)
-        return np.sqrt(rss / np.maximum(self.count.sum(axis=0), 1))
-
-    def _held_out_rms(self, j: int, columns: np.ndarray) -> float:
-        rss = 0.0
-        for fit, test in ((0, 1), (1, 0)):
-            xx = self.xx[fit, j][np.ix_(columns, columns)]
-            diagonal = np.sqrt(np.diag(xx))
-            scale = np.where(diagonal > 0.0, diagonal, 1.0)
-            theta = np.linalg.pinv(xx / np.outer(scale, scale), rcond=BASE_TOLERANCE) @ (
-                self.xr[fit, j][columns] / scale
-            )
-            theta /= scale
-            xx_t, xr_t = self.xx[test, j][np.ix_(columns, columns)], self.xr[test, j][columns]
-            rss += max(self.rr[test, j] - 2 * theta @ xr_t + theta @ xx_t @ theta, 0.0)
-        return float(np.sqrt(rss / max(self.count[:, j].sum(), 1)))
+        """Per joint, the Coulomb shape (``coulomb_shapes``); then the sums of both folds with that
+        shape's column alone."""
+        P, sums = self.payload_columns, self.sums
+        self._chosen, self.held_out = choose_shapes(sums, self.shapes, P)
+        self.chosen_shapes = [self.shapes[k] for k in self._chosen]
+        self._count, self._rr, self._mm = sums.count.sum(axis=0), sums.rr.sum(axis=0), sums.mm.sum(axis=0)
+        columns = [shape_columns(k, P, len(self.shapes)) for k in self._chosen]
+        xx, xr = sums.xx.sum(axis=0), sums.xr.sum(axis=0)
+        self._xx = np.stack([xx[j][np.ix_(c, c)] for j, c in enumerate(columns)]) if len(columns) else xx[:, :P, :P]
+        self._xr = np.stack([xr[j][c] for j, c in enumerate(columns)]) if len(columns) else xr[:, :P]
 
     def _excitation(self, j: int) -> np.ndarray:
         """How much the recording excites each of the joint's own features (compared with EXCITATION)."""
-        P, n = self.payload_columns, self._count[j]
-        xx = self._xx[j][P:, P:]
-        mean, rms = xx[3] / n, np.sqrt(np.diag(xx) / n)
-        centred = np.sqrt(np.maximum(np.diag(xx) / n - mean**2, 0.0))
-        return np.array([rms[0], centred[1], centred[2], 1.0])
-
-    def _weighted_fit(self, weights, index, local, size) -> _Fit:
-        """θ minimising Σ_j w_j |r_j − X_j θ|², its covariance (with w_j = 1/σ_j²), the condition
-        number of the Jacobi-scaled normal matrix and, with links, which parameters the recording
-        determines only in combination with others (the scaled matrix's null space holds them:
-        the least-squares solution there is the minimum-norm one, not information)."""
-        A, b = np.zeros((size, size)), np.zeros(size)
-        for j, w in enumerate(weights):
-            if w > 0.0:
-                g, loc = index[j], local[j]
-                A[np.ix_(g, g)] += w * self._xx[j][np.ix_(loc, loc)]
-                b[g] += w * self._xr[j][loc]
-        if size == 0:
-            return _Fit(np.zeros(0), np.zeros((0, 0)), 1.0, A, b, np.zeros(0, dtype=bool), 0)
-        diagonal = np.sqrt(np.diag(A))
-        scale = np.where(diagonal > 0.0, diagonal, 1.0)
-        scaled = A / np.outer(scale, scale)
-        combined, rank = np.zeros(size, dtype=bool), size
-        if self.links:
-            eigenvalues, vectors = np.linalg.eigh(scaled)
-            kept = eigenvalues > BASE_TOLERANCE * eigenvalues[-1]
-            rank = int(kept.sum())
-            combined = np.linalg.norm(vectors[:, ~kept], axis=1) > 0.05
-            inverse = (vectors[:, kept] / eigenvalues[kept]) @ vectors[:, kept].T
-            condition = float(eigenvalues[-1] / eigenvalues[kept][0])
-        else:
-            inverse = np.linalg.pinv(scaled)
-            condition = float(np.linalg.cond(scaled))
-        theta = inverse @ (b / scale) / scale
-        covariance = inverse / np.outer(scale, scale)
-        return _Fit(theta, covariance, condition, A, b, combined, rank)
+        P = self.payload_columns
+        return regressor.excitation(self._xx[j][P:, P:], self._count[j])
 
     def _rss(self, j: int, theta: np.ndarray, local: np.ndarray) -> float:
         xx, xr = self._xx[j][np.ix_(local, local)], self._xr[j][local]
@@ -472,11 +308,12 @@ class Identification:
             for k, f in enumerate(FEATURES)
         }
         for i, k in enumerate(fitted):
-            feature, se = FEATURES[k], float(np.sqrt(max(variances[i], 0.0)))
+            term, se = JOINT_TERMS[k], float(np.sqrt(max(variances[i], 0.0)))
+            feature = term.name
             if combined[i]:
                 estimates[feature] = Estimate(float(beta[i]), np.nan, COMBINED)
-            elif feature == "armature" and beta[i] < 0.0:
-                estimates[feature] = Estimate(None, se, f"{beta[i]:.3g} < 0: no rotor has a negative inertia")
+            elif term.nonnegative and beta[i] < 0.0:
+                estimates[feature] = Estimate(None, se, f"{beta[i]:.3g} < 0: {term.nonnegative}")
             elif se * rms[k] <= RESOLUTION * torque_rms:
                 estimates[feature] = Estimate(float(beta[i]), se)
             else:
@@ -499,16 +336,6 @@ class Identification:
         width, lead = self.chosen_shapes[j]
         return float(width), float(lead)
 
-    def _links_result(self, delta, fit: _Fit, iterations: int) -> LinksIdentification:
-        estimates = []
-        variances = np.diag(fit.covariance)
-        for l, (link, urdf) in enumerate(self.links.items()):
-            columns = slice(10 * l, 10 * l + 10)
-            identified = Inertial.from_parameters(urdf.parameters() + delta[columns])
-            errors = np.where(fit.combined[columns], np.nan, np.sqrt(np.maximum(variances[columns], 0.0)))
-            estimates.append(LinkEstimate(link, urdf, identified, errors))
-        return LinksIdentification(estimates, fit.rank, len(fit.theta), fit.condition, iterations)
-
     def _payload_result(self, pi, variances, torque_rms, condition: float) -> PayloadIdentification:
         counts = np.maximum(self._count, 1)[:, None]
         column_rms = np.sqrt(np.einsum("jkk->jk", self._xx[:, :10, :10]) / counts)  # (joints, 10)
@@ -522,6 +349,50 @@ class Identification:
                 estimates[name] = Estimate(None, se, "does not move any joint measurably in this recording")
         inertial, note = _payload_inertial(pi, estimates)
         return PayloadIdentification(self.payload_link, estimates, condition, inertial, note)
+
+
+def weighted_fit(xx, xr, weights, index, local, size, links: bool) -> _Fit:
+    """θ minimising Σ_j w_j |r_j − X_j θ|², its covariance (with w_j = 1/σ_j²), the condition
+    number of the Jacobi-scaled normal matrix and, with links, which parameters the recording
+    determines only in combination with others (the scaled matrix's null space holds them:
+    the least-squares solution there is the minimum-norm one, not information)."""
+    A, b = np.zeros((size, size)), np.zeros(size)
+    for j, w in enumerate(weights):
+        if w > 0.0:
+            g, loc = index[j], local[j]
+            A[np.ix_(g, g)] += w * xx[j][np.ix_(loc, loc)]
+            b[g] += w * xr[j][loc]
+    if size == 0:
+        return _Fit(np.zeros(0), np.zeros((0, 0)), 1.0, A, b, np.zeros(0, dtype=bool), 0)
+    diagonal = np.sqrt(np.diag(A))
+    scale = np.where(diagonal > 0.0, diagonal, 1.0)
+    scaled = A / np.outer(scale, scale)
+    combined, rank = np.zeros(size, dtype=bool), size
+    if links:
+        eigenvalues, vectors = np.linalg.eigh(scaled)
+        kept = eigenvalues > BASE_TOLERANCE * eigenvalues[-1]
+        rank = int(kept.sum())
+        combined = np.linalg.norm(vectors[:, ~kept], axis=1) > 0.05
+        inverse = (vectors[:, kept] / eigenvalues[kept]) @ vectors[:, kept].T
+        condition = float(eigenvalues[-1] / eigenvalues[kept][0])
+    else:
+        inverse = np.linalg.pinv(scaled)
+        condition = float(np.linalg.cond(scaled))
+    theta = inverse @ (b / scale) / scale
+    covariance = inverse / np.outer(scale, scale)
+    return _Fit(theta, covariance, condition, A, b, combined, rank)
+
+
+def _links_result(links: Mapping[str, Inertial], delta, fit: _Fit, iterations: int) -> LinksIdentification:
+    """Each link's identified body (its URDF's π + δπ) and standard errors (NaN: only in combination)."""
+    estimates = []
+    variances = np.diag(fit.covariance)
+    for l, (link, urdf) in enumerate(links.items()):
+        columns = slice(10 * l, 10 * l + 10)
+        identified = Inertial.from_parameters(urdf.parameters() + delta[columns])
+        errors = np.where(fit.combined[columns], np.nan, np.sqrt(np.maximum(variances[columns], 0.0)))
+        estimates.append(LinkEstimate(link, urdf, identified, errors))
+    return LinksIdentification(estimates, fit.rank, len(fit.theta), fit.condition, iterations)
 
 
 def _payload_inertial(pi: np.ndarray, estimates: dict[str, Estimate]) -> tuple[Inertial | None, str]:
@@ -546,10 +417,8 @@ def _payload_inertial(pi: np.ndarray, estimates: dict[str, Estimate]) -> tuple[I
 def identification_table(identification: Identification) -> str:
     """Per joint: each parameter with its standard error, or "n/i" (not identifiable), and the
     residual RMS before and after."""
-    lines = [
-        f"{'joint':<20}{'viscous':>16}{'Coulomb':>16}{'armature':>16}{'offset':>16}{'residual RMS':>20}"
-        "  Coulomb's tanh width [rad/s], lead [s]",
-    ]
+    labels = "".join(f"{term.label:>16}" for term in JOINT_TERMS)
+    lines = [f"{'joint':<20}{labels}{'residual RMS':>20}  Coulomb's tanh width [rad/s], lead [s]"]
     notes = []
     for result in identification.results():
         cells = []
@@ -564,8 +433,9 @@ def identification_table(identification: Identification) -> str:
                 cells.append(f"{estimate.value:>9.4f} ±{estimate.standard_error:<6.1g}")
         residual = f"{result.residual_rms_before:.3f} → {result.residual_rms_after:.3f}"
         lines.append(f"{result.name:<20}" + "".join(cells) + f"{residual:>20}  {_width_cell(result)}")
+    units = ", ".join(f"{term.label} [{term.unit}]" for term in JOINT_TERMS)
     lines.append(
-        "viscous [N·m·s/rad], Coulomb [N·m], armature [kg·m²], offset [N·m] (N, m for prismatic joints); "
+        f"{units} (N, m for prismatic joints); "
         "n/i: the recording does not determine it; ±c: determined only with the links' inertias"
     )
     payload = identification.payload()

@@ -1,7 +1,7 @@
 """Every link's inertial parameters from a recording, kept physically consistent (no ROS).
 
 The torques are linear in the links' inertial parameters: τ = Σ_l Y_l(q, q̇, q̈) π_l, Y_l the
-regressor of a load on link l (``RobotModel.payload_regressor``), π_l its 10 parameters
+regressor of a load on link l (``dynamics.regressor.link_regressor``), π_l its 10 parameters
 (``dynamics.payload``). A recording determines only some combinations of them (the base
 parameters: the rank of the stacked regressor); the rest stays at the URDF's values.
 
@@ -102,7 +102,7 @@ def _upper(theta: np.ndarray) -> np.ndarray:
     return e[0] * np.array([[e[1], s12, s13, t1], [0.0, e[2], s23, t2], [0.0, 0.0, e[3], t3], [0.0, 0.0, 0.0, 1.0]])
 
 
-# --- which links, and their regressor ------------------------------------------------------------
+# --- which links ---------------------------------------------------------------------------------
 def urdf_link_inertials(model: RobotModel, urdf: str) -> dict[str, Inertial]:
     """The link each moving body is made of (the child link of its joint, whose frame is the
     body's), with its own URDF inertial: the links whose parameters are identified."""
@@ -114,11 +114,6 @@ def urdf_link_inertials(model: RobotModel, urdf: str) -> dict[str, Inertial]:
         if frame.body not in chosen or (own[chosen[frame.body]].mass == 0.0 and own[name].mass > 0.0):
             chosen[frame.body] = name
     return {chosen[b]: own[chosen[b]] for b in sorted(chosen)}
-
-
-def links_regressor(model: RobotModel, links: Sequence[str], q, qd, qdd) -> np.ndarray:
-    """(N, nv, 10·len(links)): the torques are Σ_l Y_l π_l."""
-    return np.concatenate([model.payload_regressor(link, q, qd, qdd) for link in links], axis=-1)
 
 
 # --- the consistent estimate ---------------------------------------------------------------------
@@ -197,7 +192,7 @@ def corrected_urdf(urdf: str, inertials: Mapping[str, Inertial]) -> str:
     """The URDF with only these links' ``<inertial>`` replaced (centre of mass as the origin,
     the inertia about it in the link's axes); everything else as it was written."""
     root = etree.fromstring(urdf.encode(), etree.XMLParser(remove_blank_text=False, resolve_entities=False))
-    links = {element.get("name"): element for element in root.iter("link")}
+    links = {element.get("name"): element for element in root.iterchildren("link")}  # <robot>'s, as the parser
     for name, inertial in inertials.items():
         link = links[name]
         old = link.find("inertial")

@@ -15,13 +15,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
+from rnea_ros.analysis.effort_conversion import EffortConversion
 from rnea_ros.analysis.fast_csv import write_rows
-from rnea_ros.analysis.link_inertia import links_regressor
 from rnea_ros.analysis.recording import JointChunk, RecordingError
+from rnea_ros.analysis.window import WindowChoice, choose_window
 from rnea_ros.dynamics.corrections import CorrectedModel
 from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.dynamics.regressor import link_regressor, links_regressor
 
 PLOT_POINTS = 20_000
+MIN_SAMPLES = 100  # fewer samples say nothing about a robot's dynamics (a fit of 9 gave nan and a scale of 2.4)
+WINDOW_CHOICE_SAMPLES = 30_000  # the recording's first samples the differentiation window is chosen on
 
 
 class JointFits:
@@ -105,13 +109,22 @@ class Analysis:
     samples: int = 0
     missing_in_recording: list[str] = field(default_factory=list)
     not_in_model: list[str] = field(default_factory=list)
+    measured_samples: np.ndarray | None = None  # per joint: samples with a finite recorded effort
+    span: tuple[float, float] = (math.inf, -math.inf)  # stamps of the first and last samples analysed
     underived: int = 0  # samples whose window had too few neighbours (NaN derivatives)
     out_of_order: int = 0  # samples whose stamp went back in time
     plot: Decimator = field(default_factory=Decimator)
 
+    def unmeasured(self) -> list[str]:
+        """The joints with no finite recorded effort (not in the recording, or recorded without one)."""
+        if self.measured_samples is None:
+            return []
+        return [name for name, n in zip(self.joint_names, self.measured_samples, strict=True) if n == 0]
 
-def to_model_space(chunk: JointChunk, model: RobotModel) -> JointChunk:
-    """The chunk in the model's joint order; joints the recording lacks: q = q̇ = 0, effort NaN."""
+
+def to_model_space(chunk: JointChunk, model: RobotModel, conversion: EffortConversion | None = None) -> JointChunk:
+    """The chunk in the model's joint order, efforts converted to the model's units; joints the
+    recording lacks: q = q̇ = 0, effort NaN."""
     n = len(chunk.t)
     q, effort = np.zeros((n, model.nv)), np.full((n, model.nv), np.nan)
     qd = np.zeros((n, model.nv)) if chunk.qd is not None else None
@@ -121,6 +134,9 @@ def to_model_space(chunk: JointChunk, model: RobotModel) -> JointChunk:
             q[:, j], effort[:, j] = chunk.q[:, k], chunk.effort[:, k]
             if qd is not None:
                 qd[:, j] = chunk.qd[:, k]
+    if conversion is not None:
+        scale, offset = conversion.arrays(model.joint_names)
+        effort = effort * scale + offset
     return JointChunk(list(model.joint_names), chunk.t, q, qd, effort)
 
 
@@ -198,18 +214,20 @@ def analyze(
     effort_delay: float = 0.0,
     start: float = 0.0,
     end: float = math.inf,
+    effort_conversion: EffortConversion | None = None,
 ) -> Analysis:
     """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given.
-    The model's torques are those of ``RobotModel.with_corrections`` (the URDF's joint damping and
-    friction included, as rnea_node computes them); ``model`` may be such a ``CorrectedModel`` itself
-    (a corrections file applied, or the URDF's joint dynamics left out).
+    The model's torques are those of ``RobotModel.with_corrections`` (as rnea_node computes them; a
+    bare model: rigid bodies only, the URDF's joint damping and friction left out); ``model`` may be
+    such a ``CorrectedModel`` itself (a corrections file applied, or the URDF's joint dynamics added).
     ``effort_delay``: the effort in a message was applied that long before its stamp (ros2_control
     reports the effort of the previous cycle's command: one control period), so the state at t is
     paired with the effort recorded at t + effort_delay (interpolated). Only the samples from
-    ``start`` to ``end`` seconds after the first one are analysed (e.g. not while brakes hold)."""
-    corrected = model if isinstance(model, CorrectedModel) else model.with_corrections(None)
+    ``start`` to ``end`` seconds after the first one are analysed (e.g. not while brakes hold).
+    ``effort_conversion`` turns recorded efforts (motor side, currents) into the model's units."""
+    corrected = model if isinstance(model, CorrectedModel) else model.with_corrections(None, urdf_dynamics=False)
     model = corrected.model
-    analysis = Analysis(list(model.joint_names), JointFits(model.nv))
+    analysis = Analysis(list(model.joint_names), JointFits(model.nv), measured_samples=np.zeros(model.nv, np.int64))
     first = next(chunks, None)
     if first is None or len(first.t) == 0:
         raise RecordingError("the recording has no joint samples")
@@ -229,7 +247,7 @@ def analyze(
             if in_order.any():
                 latest = chunk.t[in_order][-1]
             if keep.any():
-                yield to_model_space(_select(chunk, keep), model)
+                yield to_model_space(_select(chunk, keep), model, effort_conversion)
 
     if csv_file is not None:
         csv_file.write(_csv_header(model.joint_names).encode())
@@ -243,18 +261,22 @@ def analyze(
         measured = extended.effort[core] if effort_delay == 0.0 else _delayed(extended, t + effort_delay)
         usable = np.isfinite(qdd).all(axis=1) & np.isfinite(qd).all(axis=1) & np.isfinite(q).all(axis=1)
         analysis.underived += int((~usable).sum())
-        tau, gravity = np.full_like(q, np.nan), np.full_like(q, np.nan)
+        tau = np.full_like(q, np.nan)
         if usable.any():
             w = held_wrenches(wrenches, t[usable]) if wrenches else None
             tau[usable] = corrected.inverse_dynamics(q[usable], qd[usable], qdd[usable], w)
-            gravity[usable] = model.gravity_torques(q[usable])
+        writes_rows = csv_file is not None or parquet is not None
+        keep = analysis.plot.rows_to_keep(len(t))
+        # g(q) is only shown: computed for the rows written or plotted, not for every fit
+        gravity = _gravity(model, q, usable if writes_rows else _only(keep, usable))
         analysis.fits.add(measured, tau, qd)
+        analysis.measured_samples += np.isfinite(measured).sum(axis=0)
         if identification is not None:
             identification.add(measured, tau, qd, qdd, _payload_regressor(model, identification, q, qd, qdd, usable))
         analysis.samples += len(t)
-        keep = analysis.plot.rows_to_keep(len(t))
+        analysis.span = (min(analysis.span[0], t[0]), max(analysis.span[1], t[-1]))
         analysis.plot.add(np.concatenate([t[keep, None], measured[keep], tau[keep], gravity[keep]], axis=1))
-        if csv_file is not None or parquet is not None:
+        if writes_rows:
             rows = np.concatenate([t[:, None], q, measured, tau, gravity], axis=1)
             if csv_file is not None:
                 write_rows(csv_file, rows)
@@ -262,7 +284,80 @@ def analyze(
                 parquet.write(rows)
         if progress is not None:
             progress(analysis.samples)
+    if analysis.samples < MIN_SAMPLES:
+        raise too_few_samples(analysis.samples, start, end)
     return analysis
+
+
+def _only(rows: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """``usable`` restricted to ``rows``."""
+    mask = np.zeros_like(usable)
+    mask[rows] = usable[rows]
+    return mask
+
+
+def _gravity(model: RobotModel, q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """g(q) at the ``rows`` (a mask), NaN elsewhere."""
+    gravity = np.full_like(q, np.nan)
+    if rows.any():
+        gravity[rows] = model.gravity_torques(q[rows])
+    return gravity
+
+
+def too_few_samples(count: int, start: float, end: float) -> RecordingError:
+    return RecordingError(
+        f"only {count} samples between --start {start:g} s and --end {end:g} s (both after the recording's first "
+        f"stamp): at least {MIN_SAMPLES} are needed; check them against the recording's length"
+    )
+
+
+def chosen_window(
+    corrected: CorrectedModel,
+    chunks: Iterator[JointChunk],
+    *,
+    order: int = 3,
+    velocities: str = "recorded",
+    start: float = 0.0,
+    end: float = math.inf,
+    effort_conversion: EffortConversion | None = None,
+) -> WindowChoice:
+    """The differentiation window chosen on the recording's first samples (``analysis.window``)."""
+    samples = leading_samples(chunks, corrected.model, start=start, end=end, effort_conversion=effort_conversion)
+    if len(samples.t) < MIN_SAMPLES:
+        raise too_few_samples(len(samples.t), start, end)
+    try:
+        return choose_window(corrected, samples, order, velocities)
+    except ValueError as error:
+        raise RecordingError(str(error)) from error
+
+
+def leading_samples(
+    chunks: Iterator[JointChunk],
+    model: RobotModel,
+    *,
+    start: float = 0.0,
+    end: float = math.inf,
+    effort_conversion: EffortConversion | None = None,
+    limit: int = WINDOW_CHOICE_SAMPLES,
+) -> JointChunk:
+    """Up to ``limit`` samples from ``start`` to ``end`` s after the first, in time order and model space:
+    what the differentiation window is chosen on."""
+    parts, count, first_stamp, latest = [], 0, None, -np.inf
+    for chunk in chunks:
+        if first_stamp is None and len(chunk.t):
+            first_stamp = chunk.t[0]
+        if first_stamp is None:
+            continue
+        keep = (chunk.t >= latest) & (chunk.t >= first_stamp + start) & (chunk.t <= first_stamp + end)
+        if keep.any():
+            latest = chunk.t[keep][-1]
+            parts.append(to_model_space(_select(chunk, keep), model, effort_conversion))
+            count += int(keep.sum())
+        if count >= limit:
+            break
+    if not parts:
+        raise too_few_samples(0, start, end)
+    return _select(_concat(parts), slice(0, limit))
 
 
 def _delayed(chunk: JointChunk, at: np.ndarray) -> np.ndarray:
@@ -283,7 +378,7 @@ def _payload_regressor(model: RobotModel, identification, q, qd, qdd, usable) ->
         if identification.links:
             Y[usable] = links_regressor(model, list(identification.links), *state)
         else:
-            Y[usable] = model.payload_regressor(identification.payload_link, *state)
+            Y[usable] = link_regressor(model, identification.payload_link, *state)
     return Y
 
 
@@ -305,7 +400,10 @@ def summary_table(analysis: Analysis) -> str:
         f"{'scale':>8}{'offset':>9}{'viscous':>9}{'Coulomb':>9}"
     )
     lines = [header, "-" * len(header)]
+    unmeasured = analysis.unmeasured()
     for j, name in enumerate(analysis.joint_names):
+        if name in unmeasured:
+            continue
         s = analysis.fits.summary(j)
         lines.append(
             f"{name:<22}{s['n']:>9}{s['rms']:>10.3f}{s['measured_rms']:>10.3f}{s['corr']:>7.3f}"
@@ -317,6 +415,9 @@ def summary_table(analysis: Analysis) -> str:
     )
     if analysis.missing_in_recording:
         lines.append(f"model joints not in the recording (q = 0 used): {analysis.missing_in_recording}")
+    recorded_unmeasured = [n for n in unmeasured if n not in analysis.missing_in_recording]
+    if recorded_unmeasured:
+        lines.append(f"joints recorded without an effort (not measured; their rows left out): {recorded_unmeasured}")
     if analysis.not_in_model:
         lines.append(f"recorded joints that are not independent joints of the model (ignored): {analysis.not_in_model}")
     if analysis.out_of_order:

@@ -8,6 +8,7 @@ import numpy as np
 
 from rnea_ros.analysis.identify import Identification
 from rnea_ros.analysis.pipeline import Analysis
+from rnea_ros.dynamics.regressor import JOINT_TERMS, joint_torques
 
 
 def write_plot(analysis: Analysis, path: Path) -> None:
@@ -40,7 +41,7 @@ def write_plot(analysis: Analysis, path: Path) -> None:
 
 def write_friction_plot(identification: Identification, path: Path) -> None:
     """Per joint: the residual less everything fitted but friction, averaged per velocity bin,
-    and the fitted viscous·q̇ + Coulomb·tanh(q̇/width)."""
+    and the fitted friction terms (``regressor.JointTerm.friction``) at q̈ = 0."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -54,10 +55,11 @@ def write_friction_plot(identification: Identification, path: Path) -> None:
     fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows), squeeze=False)
     for ax, result, (velocity, friction) in zip(axes.ravel(), results, points, strict=False):
         ax.plot(velocity, friction, "o", ms=3, label="recording (bin means)")
-        viscous, coulomb = (result.estimates[k].value or 0.0 for k in ("viscous", "coulomb"))
+        fitted = [(result.estimates[t.name].value or 0.0) if t.friction else 0.0 for t in JOINT_TERMS]
         if len(velocity):
             grid = np.linspace(velocity.min(), velocity.max(), 400)
-            ax.plot(grid, viscous * grid + coulomb * np.tanh(grid / result.coulomb_width), lw=1, label="fitted")
+            curve = joint_torques(fitted, grid, np.zeros_like(grid), result.coulomb_width, result.coulomb_lead)
+            ax.plot(grid, curve, lw=1, label="fitted")
         lead = f", lead {result.coulomb_lead:g} s; curve at q̈ = 0" if result.coulomb_lead else ""
         ax.set_title(f"{result.name} (width {result.coulomb_width:g} rad/s{lead})", fontsize=8)
         ax.set_xlabel("q̇ [rad/s]", fontsize=7)

@@ -12,6 +12,7 @@ receive time.
 from __future__ import annotations
 
 import csv
+import itertools
 import struct
 import warnings
 from collections.abc import Iterator
@@ -248,10 +249,17 @@ class _Merger:
 
 
 def read_bag_description(path: Path, topic: str = "/robot_description") -> str | None:
-    """The last robot_description (std_msgs/String) in the bag, if any."""
+    """The last robot_description (std_msgs/String) in the bag, if any: on ``topic``, or else on the one
+    topic of the bag that ends in ``/robot_description`` (a robot in a namespace)."""
     reader = _open_bag(path)
     try:
-        connections = [c for c in reader.connections if c.topic == topic and c.msgtype == "std_msgs/msg/String"]
+        strings = [c for c in reader.connections if c.msgtype == "std_msgs/msg/String"]
+        connections = [c for c in strings if c.topic == topic]
+        if not connections:
+            namespaced = {c.topic for c in strings if c.topic.endswith("/robot_description")}
+            connections = [c for c in strings if c.topic in namespaced] if len(namespaced) == 1 else []
+        if not connections:  # rosbags reads every connection when given none
+            return None
         text = None
         for connection, _, raw in reader.messages(connections=connections):
             text = reader.deserialize(raw, connection.msgtype).data
@@ -285,8 +293,16 @@ def read_bag_wrenches(path: Path, topics: list[str]) -> dict[str, tuple[np.ndarr
     return out
 
 
+def _empty_fields_as_nan(line: str) -> str:
+    """A CSV line with its empty fields (a value not measured) spelled ``nan``."""
+    if ",," not in line and not line.rstrip("\r\n").endswith(",") and not line.startswith(","):
+        return line
+    return ",".join(field if field.strip() else "nan" for field in line.rstrip("\r\n").split(",")) + "\n"
+
+
 def read_csv(path: Path, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
-    """CSV with a header ``time,<joint>.position,<joint>.velocity,<joint>.effort,...`` (velocity optional)."""
+    """CSV with a header ``time,<joint>.position,<joint>.velocity,<joint>.effort,...`` (velocity optional).
+    A value not measured is an empty field or ``nan`` (an effort: the joint's rows are left out of the fits)."""
     try:
         with open(path, newline="") as f:
             header = next(csv.reader(f))
@@ -309,14 +325,17 @@ def read_csv(path: Path, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
     with open(path) as f:
         f.readline()
         while True:
+            lines = [_empty_fields_as_nan(line) for line in itertools.islice(f, rows)]
             try:
                 with warnings.catch_warnings():  # the read after the last full chunk finds no data
                     warnings.filterwarnings("ignore", "loadtxt: input contained no data")
-                    data = np.loadtxt(f, delimiter=",", max_rows=rows, ndmin=2)
+                    data = np.loadtxt(lines, delimiter=",", ndmin=2)
             except ValueError as error:
                 raise RecordingError(f"{path}: bad CSV row: {error}") from error
             if data.size == 0:
                 return
+            if np.isnan(data[:, 0]).any():
+                raise RecordingError(f"{path}: a row without a time")
             data = data[np.argsort(data[:, 0], kind="stable")]
             yield JointChunk(
                 names, data[:, 0], data[:, q_cols], data[:, qd_cols] if has_velocity else None, data[:, e_cols]

@@ -1,23 +1,11 @@
-"""The closed loop: rnea_sim (robot + ros2_control stand-in), rnea_node and a trajectory
-publisher, over loopback DDS; what the demo and the closed-loop tests run.
+"""The closed loop the demo runs: rnea_sim with its joint_trajectory_controller stand-in and
+rnea_node computing a planned trajectory's efforts once, ahead (``run_trajectory_loop``), over
+loopback DDS; and the pieces every closed-loop runner shares: nodes started as processes with their
+parameters (``start``, ``stop``), their logs, the run scored on the simulator's record (``Run``),
+trajectories as messages (``planned_trajectory``, ``trajectory_chunk`` for rnea_play).
 
-Wiring, as with a real robot: the simulator publishes ``joint_states`` and takes
-``effort_commands`` (its ``commands_topic``) like a JointGroupEffortController; rnea_node
-subscribes to ``joint_states`` and ``desired_accelerations`` and publishes ``effort_commands``.
-Nothing of this process is in the loop: the trajectory goes to the node whole, once, as one
-stamped JointTrajectory (``whole_trajectory``), its time 0 one second (``LEAD``) after the first
-state the node computed for; until then the start point is held at rest. In lockstep the
-simulator waits, at every step, for the node's answer to the state it published (its
-``feedforward_efforts`` carry that state's stamp: ``lockstep_answer_topic``). A bag, when asked
-for, is recorded by a process of its own from the simulator's second writer of its states
-(``tap_topic``). What the robot did comes from the simulator's own record (``record_file``): every
-state it published, up to the trajectory's end.
-
-Start-up order matters in this environment (Fast DDS from the Jazzy wheels): a reliable reader
-created before the writer it reads sometimes received late, in bursts, or nothing (see the
-README, "Closed loop"). So the simulator starts first, rnea_node once the simulator's
-joint_states publisher is seen, and the trajectory publisher subscribes once the node's
-outputs are seen; each topic has one reader.
+The tests' and benchmarks' runner on effort commands (``rnea_ros.testing.closed_loop_runner``) is
+built from the same pieces.
 """
 
 from __future__ import annotations
@@ -27,7 +15,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,21 +24,14 @@ import numpy as np
 import rclpy
 import yaml
 from builtin_interfaces.msg import Duration
-from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros.demo.trajectories import MultiSine
-from rnea_ros.node.subscription import DedicatedSubscription
-from rnea_ros.trajectory_cdr import write_joint_trajectory
+from rnea_ros.motion.multisine import MultiSine
 
-TAP = "joint_states_tap"  # the simulator's second writer of its states, for the bag (see rnea_sim's tap_topic)
 CHUNK = 60  # points per desired_accelerations message of a live source (rnea_play): 60 ms ahead at 1 kHz ...
 SEND_PERIOD = 0.01  # ... sent every 10 ms of wall time: a stall of up to 50 ms loses nothing
-STRICT_LOCKSTEP_TIMEOUT = 10.0  # s of wall time the simulator waits for one answer of the node
-LEAD = 1.0  # s between the node's first output and trajectory time 0: the whole trajectory reaches it first
-RESENDS = 3
 
 
 def params_file(path: Path, parameters: dict) -> Path:
@@ -60,9 +40,17 @@ def params_file(path: Path, parameters: dict) -> Path:
     return path
 
 
+# rnea_sim applies the URDF's <dynamics damping friction> (MuJoCo's damping and frictionloss): beside it,
+# rnea_node adds them too, so that model and simulator agree (off by default on a real robot).
+NODE_BESIDE_THE_SIMULATOR = {"urdf_joint_dynamics": True}
+
+
 def start(module: str, namespace: str, parameters: dict, folder: Path, env: dict) -> subprocess.Popen:
-    """``python -m module`` in ``namespace`` with its parameters and its log in ``folder``."""
+    """``python -m module`` in ``namespace`` with its parameters and its log in ``folder``; rnea_node
+    with NODE_BESIDE_THE_SIMULATOR unless ``parameters`` say otherwise."""
     name = module.rsplit(".", 1)[-1]
+    if module == "rnea_ros.node":
+        parameters = {**NODE_BESIDE_THE_SIMULATOR, **parameters}
     params = params_file(folder / f"{namespace}_{name}.yaml", parameters)
     log = (folder / f"{namespace}_{name}.log").open("w")
     command = [sys.executable, "-m", module, "--ros-args", "-r", f"__ns:=/{namespace}", "--params-file", str(params)]
@@ -84,21 +72,6 @@ def logs(folder: Path, namespace: str, controller, deadline: float, what: str) -
     return sim_log, node_log
 
 
-def start_recorder(bag: Path, namespace: str, folder: Path, env: dict) -> subprocess.Popen:
-    """The bag recorder in a process of its own, recording the simulator's tap as joint_states."""
-    log = (folder / f"{namespace}_bag_recorder.log").open("w")
-    command = [sys.executable, "-m", "rnea_ros.demo.bag_recorder", str(bag), TAP, "joint_states"]
-    command += ["--ros-args", "-r", f"__ns:=/{namespace}"]
-    return subprocess.Popen(command, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, text=True)
-
-
-def stop_recorder(process: subprocess.Popen, log: Path) -> int:
-    """Stops the recorder (it writes the bag then); the number of messages written."""
-    stop(process, timeout=120.0)
-    found = re.search(r"recorded (\d+) messages", log.read_text())
-    return int(found.group(1)) if found else 0
-
-
 def stop(process: subprocess.Popen, timeout: float = 10.0) -> int:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
@@ -107,10 +80,6 @@ def stop(process: subprocess.Popen, timeout: float = 10.0) -> int:
     except subprocess.TimeoutExpired:
         process.kill()
         return process.wait(timeout=timeout)
-
-
-class LockstepBrokenError(RuntimeError):
-    """The simulator stepped without the controller's answer: the run is not a lockstep run."""
 
 
 @dataclass
@@ -166,201 +135,6 @@ def trajectory_chunk(joints: list[str], trajectory: MultiSine, stamp, t0: float,
     offsets = np.arange(1, CHUNK + 1) * period
     start = stamp.sec + stamp.nanosec * 1e-9
     return trajectory_message(joints, start, offsets, *trajectory.at_times(start - t0 + offsets))
-
-
-def whole_trajectory(joints: list[str], trajectory: MultiSine, t0: float, period: float, seconds: float) -> bytes:
-    """The whole trajectory from its time 0 at the stamp ``t0`` [s] to ``seconds``, points ``period``
-    apart, as one stamped desired_accelerations message (its CDR bytes: tens of thousands of point
-    objects would keep this process's collector busy): sent once, ahead of the node. Its first
-    point, ``period`` before time 0, is the start at rest: what the node holds until time 0 (the
-    trajectory's own acceleration at 0 is not zero: 1 − cos starts at rest, not without force)."""
-    offsets = np.arange(round(seconds / period) + 1) * period
-    q, qd, qdd = trajectory.at_times(offsets)
-    q, qd, qdd = np.vstack([q[:1], q]), np.vstack([qd[:1], qd]), np.vstack([np.zeros_like(qdd[:1]), qdd])
-    stamp = divmod(round((t0 - period) * 1e9), 1_000_000_000)
-    fields = {"positions": q, "velocities": qd, "accelerations": qdd}
-    return write_joint_trajectory(stamp, "", joints, np.concatenate([[0.0], offsets + period]), fields)
-
-
-class TrajectoryPublisher:
-    """Sends the whole trajectory to the node once, ahead: its time 0 is LEAD after the first state
-    the node computed for (held at the start until then), so that nothing in this process is in
-    the loop afterwards (clocking pieces by the node's outputs left the node without points
-    whenever this process was starved of CPU: tracking 0.65–1.8° instead of 0.007°)."""
-
-    def __init__(
-        self, node: Node, joints: list[str], trajectory: MultiSine, period: float, seconds: float = 60.0
-    ) -> None:
-        self.node, self.joints, self.trajectory, self.period = node, joints, trajectory, period
-        self.seconds = seconds
-        self.sent = 0  # times the whole trajectory was published
-        self.t0: float | None = None
-        self.received = 0
-        self.latest: tuple[float, np.ndarray] | None = None  # (trajectory time, feed-forward efforts)
-        self.desired = node.create_publisher(JointTrajectory, "desired_accelerations", 10)
-        self.outputs: DedicatedSubscription | None = None
-        self._stop = threading.Event()
-        self._sender = threading.Thread(target=self._send_loop, name="trajectory sender", daemon=True)
-
-    def follow_outputs(self) -> None:
-        """Subscribes to the node's feedforward_efforts (call once the node publishes them)."""
-        self.outputs = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_output, 100)
-        self.outputs.start()
-        self._sender.start()
-
-    def hold_start(self) -> None:
-        """Until the node computes: the start point, at rest, as an unstamped point ("now")."""
-        q, qd, _ = self.trajectory.at(0.0)
-        point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=[0.0] * len(q))
-        self.desired.publish(JointTrajectory(joint_names=self.joints, points=[point]))
-
-    def _on_output(self, msg: JointState) -> None:
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        if self.t0 is None:
-            self.t0 = stamp + LEAD
-        self.received += 1
-        self.latest = (stamp - self.t0, msg.effort)
-
-    def _send_loop(self) -> None:
-        """Once the time 0 is known: the whole trajectory, sent RESENDS times (the node keeps the newest)."""
-        message = None
-        while self.sent < RESENDS and not self._stop.wait(SEND_PERIOD):
-            if self.t0 is not None:
-                if message is None:
-                    message = whole_trajectory(self.joints, self.trajectory, self.t0, self.period, self.seconds)
-                self.desired.publish(message)
-                self.sent += 1
-                self._stop.wait(0.1)
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._sender.is_alive():
-            self._sender.join(timeout=2.0)
-        if self.outputs is not None:
-            self.outputs.destroy()
-
-
-def run_closed_loop(
-    folder: Path,
-    namespace: str,
-    sim_parameters: dict,
-    node_parameters: dict | None,
-    trajectory: MultiSine | None,
-    joints: list[str],
-    env: dict,
-    timeout: float = 120.0,
-    stop_node_after: float | None = None,
-    progress: Callable[[TrajectoryPublisher], None] | None = None,
-    bag: Path | None = None,
-) -> Run:
-    """Runs the simulator until its ``duration`` with rnea_node (none when ``node_parameters`` is
-    None; stopped ``stop_node_after`` s of wall time after its effort_commands publisher is seen,
-    when given) and, when ``trajectory``
-    is given, the trajectory publisher (``progress`` is called with it about twice a second).
-    With a trajectory, ``duration`` counts trajectory time: the run is stopped once the node has
-    computed that far into it (its start waits for the publisher's subscription, which can take
-    seconds to match). With ``bag``, the simulator's joint_states are recorded there as a rosbag2
-    (topic /NAMESPACE/joint_states), as ``ros2 bag record`` would. Needs rclpy initialised."""
-    folder.mkdir(parents=True, exist_ok=True)
-    period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
-    record = folder / f"{namespace}_record.npz"
-    record.unlink(missing_ok=True)
-    run_for = float(sim_parameters.get("duration", 0.0)) if trajectory is not None else 0.0
-    sim_parameters = {"commands_topic": "effort_commands", "record_file": str(record), **sim_parameters}
-    if bag is not None:
-        sim_parameters["tap_topic"] = TAP
-    if node_parameters is not None and not sim_parameters.get("realtime", True):
-        sim_parameters.setdefault("lockstep_answer_topic", "feedforward_efforts")  # strict lockstep
-        # a busy machine may stall the node for a while (a collection, converting a 16,000-point
-        # trajectory): lockstep waits it out; a node that stops is seen gone within 0.1 s
-        sim_parameters.setdefault("lockstep_timeout", STRICT_LOCKSTEP_TIMEOUT)
-    if run_for > 0.0:
-        sim_parameters["duration"] = 0.0  # stopped here, by trajectory time
-    node = Node("trajectory_publisher", namespace=namespace)
-    publisher = None
-    if trajectory is not None:
-        publisher = TrajectoryPublisher(node, joints, trajectory, period, (run_for or 55.0) + 5.0)
-    recorder = None  # the bag recorder's process, once the simulator's tap is seen
-    node_diagnostics: dict[str, str] = {}
-    node.create_subscription(
-        DiagnosticArray, "/diagnostics", lambda msg: _keep_node_diagnostics(msg, namespace, node_diagnostics), 10
-    )
-    sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
-    controller = None
-    started = time.monotonic()
-    deadline = started + timeout
-    next_progress = started
-    controller_up = None  # when the node's effort_commands publisher was first seen
-    try:
-        while sim.poll() is None and time.monotonic() < deadline:
-            if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
-                controller = start("rnea_ros.node", namespace, node_parameters, folder, env)
-            if bag is not None and recorder is None and node.count_publishers(TAP):
-                recorder = start_recorder(bag, namespace, folder, env)
-            if publisher is not None and publisher.outputs is None and node.count_publishers("feedforward_efforts"):
-                publisher.follow_outputs()
-            if publisher is not None and not publisher.sent:
-                publisher.hold_start()  # until the whole trajectory is out: the start point, fresh
-            rclpy.spin_once(node, timeout_sec=0.05)
-            if run_for > 0.0 and publisher.latest is not None and publisher.latest[0] >= run_for:
-                break
-            if progress is not None and publisher is not None and time.monotonic() >= next_progress:
-                progress(publisher)
-                next_progress += 0.5
-            if controller is not None and controller_up is None and node.count_publishers("effort_commands"):
-                controller_up = time.monotonic()
-            if (
-                stop_node_after is not None
-                and controller_up is not None
-                and time.monotonic() - controller_up > stop_node_after
-            ):
-                stop(controller)
-                stop_node_after = None
-    finally:
-        if publisher is not None:
-            publisher.close()
-        bag_messages = stop_recorder(recorder, folder / f"{namespace}_bag_recorder.log") if recorder is not None else 0
-        node.destroy_node()
-        stop_all(sim, controller)
-    sim_log, node_log = logs(folder, namespace, controller, deadline, "the closed loop")
-    if "strict lockstep broken" in sim_log:
-        raise LockstepBrokenError(f"{namespace}: the simulator stepped without the node's answer\n{sim_log[-1500:]}")
-    data = np.load(record)
-    stamps = data["stamp"]
-    t0 = publisher.t0 if publisher is not None and publisher.t0 is not None else (stamps[0] if len(stamps) else 0.0)
-    t = stamps - t0
-    # the states up to the trajectory's end: after it the node holds its last point, while this
-    # process may take a moment to stop the simulator
-    kept = t <= run_for + 1e-9 if trajectory is not None and run_for > 0.0 else np.ones(len(t), dtype=bool)
-    t = t[kept]
-    q_ref = np.array([trajectory.at(x)[0] for x in t]) if trajectory is not None else None
-    names = [str(name) for name in data["joint_names"]]
-    contact = {k: data[k][kept] if k in data and len(data[k]) else None for k in ("contact_position", "contact_wrench")}
-    return Run(
-        names,
-        t,
-        data["position"][kept],
-        data["velocity"][kept],
-        data["effort"][kept],
-        q_ref,
-        list(joints),
-        sim_log,
-        node_log,
-        bag_messages,
-        float(t0),
-        [str(link) for link in data["contact_links"]] if "contact_links" in data else [],
-        contact["contact_position"],
-        contact["contact_wrench"],
-        node_diagnostics,
-    )
-
-
-def _keep_node_diagnostics(msg: DiagnosticArray, namespace: str, into: dict[str, str]) -> None:
-    """The values of rnea_node's status in ``namespace`` (the /diagnostics of other runs are not ours)."""
-    for status in msg.status:
-        if status.hardware_id.startswith(f"/{namespace}/") and status.name.startswith("rnea_node"):
-            into.clear()
-            into.update({value.key: value.value for value in status.values})
 
 
 def planned_trajectory(joints: list[str], trajectory: MultiSine, seconds: float, spacing: float) -> JointTrajectory:

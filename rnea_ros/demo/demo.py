@@ -26,11 +26,11 @@ import rclpy
 
 from rnea_ros.demo.closed_loop import Run, planned_trajectory, run_trajectory_loop
 from rnea_ros.demo.example_robot import example_arm_urdf
-from rnea_ros.demo.trajectories import fast_multisine
+from rnea_ros.demo.figures import write_table
 from rnea_ros.dynamics.corrections import Corrections, Payload, save_corrections
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.payload import Inertial
-from rnea_ros.testing.figures import write_table
+from rnea_ros.motion.multisine import fast_multisine
 
 NAMESPACE = "rnea_demo"
 START = [0.0, 1.0, 0.0, -1.5, 0.0, 1.5, 0.0, 0.02]

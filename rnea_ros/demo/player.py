@@ -1,7 +1,7 @@
 """rnea_play: move your own robot through a multi-sine about where it stands, through rnea_node.
 
     rnea_play [--joints j1 j2 ...] [--amplitude 0.1] [--frequencies 0.2 0.5] [--seconds 10]
-              [--wait 20] [--excitation excitation.yaml] [--ros-args -r __ns:=/robot ...]
+              [--wait 20] [--excitation excitation.yaml] [--urdf robot.urdf] [--ros-args -r __ns:=/robot ...]
 
 Waits (at most ``--wait`` s) for ``joint_states``; its positions are the start. Then sends the
 trajectory q(t) = start + Σ a_k (1 − cos 2π f_k t) (positions, velocities, accelerations) to
@@ -9,7 +9,10 @@ rnea_node's ``desired_accelerations``, 60 points of 1 ms ahead of the newest joi
 every 10 ms, so that rnea_node's ``effort_commands`` are PD + inverse dynamics along it (set
 ``kp``/``kd``: rnea_gains proposes them). Once a second it prints the node's feed-forward
 efforts; at the end the RMS tracking error per joint, measured on joint_states. Needs no robot
-model: only joint names and positions. Exit code 1 when no joint_states came. With
+model: only joint names and positions; with the URDF (``--urdf``, or the ``robot_description``
+topic when something publishes it) each joint stays within its position limits less
+LIMIT_MARGIN (turned to the side with room, or its amplitude cut, with a warning). Exit code 1
+when no joint_states came. With
 ``--excitation`` it plays rnea_excite's designed trajectory instead, once the robot stands at its
 start.
 """
@@ -23,17 +26,23 @@ import time
 import numpy as np
 import rclpy
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.analysis.excitation import load as load_excitation
 from rnea_ros.demo.closed_loop import SEND_PERIOD, trajectory_chunk
-from rnea_ros.demo.trajectories import MultiSine, multisine
+from rnea_ros.description import read_description
+from rnea_ros.dynamics.urdf import ModelError, parse_urdf
+from rnea_ros.motion.multisine import MultiSine, multisine, within_limits
 
 LEAD = 0.5  # s of joint_states stamps between the start and trajectory time 0 (the node hears the first points)
 POINT_PERIOD = 1e-3  # s between the points sent
 START_TOLERANCE = 0.05  # rad or m between a designed excitation's start and where the robot stands
 MAX_SAMPLES = 2_000_000  # joint_states kept for the final figures (over half an hour at 1 kHz)
+LIMIT_MARGIN = 0.05  # rad or m kept from each URDF position limit
+DESCRIPTION_WAIT = 2.0  # s to hear a robot_description on its topic (latched by robot_state_publisher)
 
 
 class Player(Node):
@@ -46,6 +55,9 @@ class Player(Node):
         self.positions: list[np.ndarray] = []
         self.newest = None  # builtin_interfaces/Time of the newest joint_states
         self.feedforward: tuple[list[str], np.ndarray] | None = None
+        self.description: str | None = None
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.create_subscription(String, "robot_description", self._on_description, latched)
         self.desired = self.create_publisher(JointTrajectory, "desired_accelerations", 10)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, 100)
         self.create_subscription(JointState, "feedforward_efforts", self._on_feedforward, 10)
@@ -68,6 +80,34 @@ class Player(Node):
     def _on_feedforward(self, msg: JointState) -> None:
         self.feedforward = (list(msg.name), np.array(msg.effort))
 
+    def _on_description(self, msg: String) -> None:
+        self.description = msg.data
+
+
+def position_limits(description: str, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of ``joints`` from the URDF (±inf where it gives none); ModelError if unreadable."""
+    limits = parse_urdf(description).position_limits
+    lower = np.array([limits.get(name, (-np.inf, np.inf))[0] for name in joints])
+    upper = np.array([limits.get(name, (-np.inf, np.inf))[1] for name in joints])
+    return lower, upper
+
+
+def kept_within_limits(player: Player, trajectory: MultiSine, description: str | None) -> MultiSine:
+    """The multi-sine within the URDF's limits, each joint changed said; unchanged without a URDF."""
+    log = player.get_logger()
+    if description is None:
+        log.warning("no URDF (--urdf, or a robot_description topic): the joints' limits are not checked")
+        return trajectory
+    try:
+        lower, upper = position_limits(description, player.joints)
+    except ModelError as error:
+        log.warning(f"the URDF cannot be read ({error}): the joints' limits are not checked")
+        return trajectory
+    kept, said = within_limits(trajectory, lower, upper, LIMIT_MARGIN)
+    for i, what in said.items():
+        log.warning(f"{player.joints[i]} {what}")
+    return kept
+
 
 def rms_table(joints: list[str], stamps: np.ndarray, q: np.ndarray, trajectory: MultiSine, t0: float) -> str:
     moving = stamps >= t0
@@ -85,9 +125,11 @@ def play(
     seconds: float,
     wait: float,
     designed: MultiSine | None = None,
+    description: str | None = None,
 ) -> int:
-    """Plays the multi-sine about where the robot stands, or ``designed`` (rnea_excite's), which
-    must start where the robot stands."""
+    """Plays the multi-sine about where the robot stands, within the limits of the URDF
+    ``description`` (or the one heard on robot_description), or ``designed`` (rnea_excite's, within
+    its limits by design), which must start where the robot stands."""
     log = player.get_logger()
     deadline = time.monotonic() + wait
     while player.newest is None and time.monotonic() < deadline:
@@ -96,7 +138,15 @@ def play(
         log.error(f"no joint_states on '{player.resolve_topic_name('joint_states')}' within {wait:g} s")
         return 1
     start = player.positions[-1].copy()
-    trajectory = multisine(start, amplitude, frequencies) if designed is None else designed
+    if designed is None:
+        listen_until = time.monotonic() + DESCRIPTION_WAIT
+        while description is None and player.description is None and time.monotonic() < listen_until:
+            rclpy.spin_once(player, timeout_sec=0.05)
+        trajectory = kept_within_limits(
+            player, multisine(start, amplitude, frequencies), description or player.description
+        )
+    else:
+        trajectory = designed
     if designed is not None and np.abs(designed.start - start).max() > START_TOLERANCE:
         log.error(
             f"the excitation starts at {np.round(designed.start, 3).tolist()}, the robot stands at "
@@ -139,7 +189,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the trajectory")
     parser.add_argument("--wait", type=float, default=20.0, help="longest wait for joint_states [s]")
     parser.add_argument("--excitation", help="play this rnea_excite file instead (its joints, from its start)")
+    parser.add_argument("--urdf", help="keep within this URDF's position limits (default: robot_description's)")
     args = parser.parse_args(own)
+    description = None
+    if args.urdf:
+        try:
+            description = read_description(args.urdf)
+        except (OSError, ValueError) as error:
+            parser.error(f"--urdf: {error}")
     designed = None
     if args.excitation:
         try:
@@ -151,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     rclpy.init(args=argv[len(own) :] and ["rnea_play", *argv[len(own) :]])
     player = Player(args.joints)
     try:
-        code = play(player, args.amplitude, args.frequencies, args.seconds, args.wait, designed)
+        code = play(player, args.amplitude, args.frequencies, args.seconds, args.wait, designed, description)
     except KeyboardInterrupt:
         code = 130
     finally:

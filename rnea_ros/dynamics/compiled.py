@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import numba
@@ -14,3 +15,22 @@ def entry_point(dispatcher, *args) -> Callable:
     caught."""
     dispatcher(*args)  # compiles, or loads from numba's cache
     return dispatcher.overloads[tuple(numba.typeof(a) for a in args)].entry_point
+
+
+class LazyEntryPoint:
+    """``entry_point`` of a kernel compiled at its first call (few models need it), once even when
+    two threads make that call together."""
+
+    def __init__(self, dispatcher) -> None:
+        self._dispatcher = dispatcher
+        self._entry: Callable | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, *args):
+        entry = self._entry
+        if entry is None:
+            with self._lock:
+                if self._entry is None:
+                    self._entry = entry_point(self._dispatcher, *args)
+                entry = self._entry
+        return entry(*args)

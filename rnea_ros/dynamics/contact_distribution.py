@@ -23,7 +23,7 @@ from numba import njit
 
 from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.contact_forces import (
-    LARGEST_OUTPUT,
+    DEFAULT_OPTIONS,
     NON_FINITE,
     Contact,
     ContactConsistentTorques,
@@ -32,7 +32,9 @@ from rnea_ros.dynamics.contact_forces import (
     _solve_in_place,
     _state_and_contact_terms,
 )
+from rnea_ros.dynamics.contact_options import ContactQPOptions
 from rnea_ros.dynamics.contacts import ContactLinks
+from rnea_ros.dynamics.data import ModelData
 from rnea_ros.dynamics.floating_base import BASE_DOFS
 from rnea_ros.dynamics.model import RobotModel
 
@@ -50,7 +52,7 @@ class ContactDistribution(Protocol):
 SINGULAR = 8  # the minimum-norm kernel's status: A Aᵀ singular at working precision
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _minimum_norm_torques(
     q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, torques, wrenches, dynamics, state, K, y, f_g
 ) -> tuple[int, int]:
@@ -69,10 +71,10 @@ def _minimum_norm_torques(
             t -= JT[i, c] * wrenches[c]
             g -= JT[i, c] * f_g[c]
         torques[0, i], torques[1, i] = t, g
-        if not (abs(t) < LARGEST_OUTPUT and abs(g) < LARGEST_OUTPUT):
+        if not (abs(t) < kernel.LARGEST_OUTPUT and abs(g) < kernel.LARGEST_OUTPUT):
             return kernel.OK, NON_FINITE
     for c in range(len(wrenches)):
-        if not abs(wrenches[c]) < LARGEST_OUTPUT:
+        if not abs(wrenches[c]) < kernel.LARGEST_OUTPUT:
             return kernel.OK, NON_FINITE
     return kernel.OK, 0
 
@@ -101,10 +103,10 @@ class MinimumNormTorques(FusedContactTorques):
     """The minimum-norm contact wrenches for the base rows of τ and of g (see the module docstring),
     in one kernel call (``FusedContactTorques``)."""
 
-    def __init__(self, model: RobotModel, links: list[str]) -> None:
+    def __init__(self, model: RobotModel, links: list[str], data: ModelData | None = None) -> None:
         self.contacts = ContactLinks(model, links)  # checks the links
         work = (np.empty((BASE_DOFS, BASE_DOFS)), np.empty(BASE_DOFS), np.empty(6 * len(links)))
-        super().__init__(model, links, (6,) * len(links), work)
+        super().__init__(model, links, (6,) * len(links), work, data)
 
     _kernel_function = _minimum_norm_torques
 
@@ -125,22 +127,15 @@ def contact_distribution(
     kind: str,
     model: RobotModel,
     contacts: list[Contact],
-    friction_coefficient: float = 0.7,
-    min_normal_force: float = 0.0,
-    friction_margin: float = 1.0,
-    sole_margin: float = 1.0,
-    tangential_weight: float = 1.0,
-    moment_length: float = 1.0,
+    options: ContactQPOptions = DEFAULT_OPTIONS,
+    data: ModelData | None = None,
 ) -> ContactDistribution:
     """The distribution ``kind`` (one of KINDS) onto ``contacts`` (their shapes and normals are the
-    QP's; the minimum-norm distribution uses only their links)."""
+    QP's; the minimum-norm distribution uses only their links), writing into ``data`` (its own by
+    default): one distribution per thread."""
     links = [contact.link for contact in contacts]
     if kind == "minimum_norm":
-        return MinimumNormTorques(model, links)
+        return MinimumNormTorques(model, links, data)
     if kind == "qp":
-        qp = ContactForceQP(
-            contacts, model.gravity, friction_coefficient, min_normal_force, friction_margin, sole_margin,
-            tangential_weight, moment_length,
-        )  # fmt: skip
-        return ContactConsistentTorques(model, links, qp)
+        return ContactConsistentTorques(model, links, ContactForceQP(contacts, model.gravity, options), data)
     raise ValueError(f"contact distribution must be one of {list(KINDS)}, got '{kind}'")

@@ -47,28 +47,25 @@ the same active set for long.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
+from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.compiled import entry_point
+from rnea_ros.dynamics.contact_options import MAX_RADIUS, ContactQPOptions
+from rnea_ros.dynamics.data import ModelData
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.spatial import quaternion_to_rotation
 
 FACETS = 8
-MIN_WEIGHT, MAX_WEIGHT = 1e-3, 1e3  # tangential_weight: beyond these W's conditioning suffers
-MIN_LENGTH, MAX_LENGTH = 1e-3, 10.0  # moment_length [m]
-MAX_RADIUS = 1.0  # m: a foot's radius beyond this is a wheel, not a foot
 REGULARISATION = 1e-9  # ε relative to the largest diagonal entry of AᵀA
 KKT_TOLERANCE = 1e-9  # relative: constraint violation and negative multipliers the warm start accepts
 TAU_UNSOLVED, GRAVITY_UNSOLVED, NON_FINITE = 1, 2, 4  # the hot path kernel's status bits
 BASE_ROWS = 6  # the equalities A x = r of the exact problem
-# A torque or wrench beyond this is refused as not finite: no robot has one, and the node refuses
-# the same elsewhere (a sum of squares of them overflows).
-LARGEST_OUTPUT = 1e150
 
 
 class QPConstants(NamedTuple):
@@ -128,92 +125,27 @@ class Contact:
         return 6 if self.radius > 0.0 else self.size
 
 
-@dataclass(frozen=True)
-class Distribution:
-    x: np.ndarray  # the QP's unknowns: per contact its force (and moment, for a sole) in the world frame
-    compact: np.ndarray  # the link-frame wrenches with only each contact's components (3 or 6), as x
-    residual: np.ndarray  # (6,) r − A x: what admissible contact forces could not provide
-    problem: ContactProblem
-
-    @property
-    def wrenches(self) -> np.ndarray:
-        """(6·contacts,) link-frame wrenches [f, m] about each link's origin."""
-        wrenches = np.zeros(6 * len(self.problem.offsets))
-        wrenches[self.problem.expand] = self.compact
-        return wrenches
-
-    @property
-    def forces_world(self) -> np.ndarray:
-        """(contacts, 3)."""
-        return np.array([self.x[o : o + 3] for o in self.problem.offsets])
-
-
-@dataclass(frozen=True)
-class ContactProblem:
-    """The QP of one state: ½ xᵀ H x − (Aᵀ r)ᵀ x subject to C x ≥ b; one per state, solved for
-    each base residual r of that state (the torques' and the gravity torques')."""
-
-    A: np.ndarray
-    H: np.ndarray  # the closest problem's: AᵀA + εI
-    C: np.ndarray
-    b: np.ndarray
-    to_link: np.ndarray  # x → link-frame wrenches, each contact's components only
-    offsets: np.ndarray  # where each contact's unknowns start in x
-    expand: np.ndarray  # where each row of the compact link-frame wrenches goes among 6 per contact
-    W: np.ndarray  # the exact problem's objective
-    # warm start: per use, the last active constraints and whether the solution was exact
-    active_sets: dict = field(default_factory=dict)
-
-    def solve(self, residual: np.ndarray, use: str = "") -> Distribution:
-        """The contact forces for base residual ``residual``; ``use`` names the series of
-        residuals it belongs to (the torques', the gravity torques'), whose last active set is
-        the warm start."""
-        x = np.empty(len(self.H))
-        active, exact = self.active_sets.get(use, (None, np.ones(1, dtype=np.bool_)))
-        if active is None or not _solve_warm(self.W, self.H, self.A, residual, self.C, self.b, active, exact, 0, x):
-            x, active, exact[0] = _solve_from_scratch(self.W, self.H, self.A, residual, self.C, self.b)
-        self.active_sets[use] = (active, exact)
-        return Distribution(x, self.to_link @ x, residual - self.A @ x, self)
-
-    @property
-    def exact(self) -> dict[str, bool]:
-        """Per use, whether its last solution produced the residual exactly."""
-        return {use: bool(exact[0]) for use, (_, exact) in self.active_sets.items()}
+DEFAULT_OPTIONS = ContactQPOptions()
 
 
 class ContactForceQP:
     def __init__(
-        self,
-        contacts: list[Contact],
-        gravity: np.ndarray,
-        friction_coefficient: float = 0.7,
-        min_normal_force: float = 0.0,
-        friction_margin: float = 1.0,
-        sole_margin: float = 1.0,
-        tangential_weight: float = 1.0,
-        moment_length: float = 1.0,
+        self, contacts: list[Contact], gravity: np.ndarray, options: ContactQPOptions = DEFAULT_OPTIONS
     ) -> None:
-        """``friction_margin``: the fraction of μ the forces may use; ``sole_margin``: the fraction of
-        each sole's half sizes the centre of pressure may use (1: all of it); ``tangential_weight``
-        and ``moment_length`` [m]: the objective (see the module docstring; 1 and 1: the smallest forces)."""
-        if not friction_coefficient > 0.0 or not min_normal_force >= 0.0:
-            raise ValueError("friction_coefficient must be > 0 and min_normal_force ≥ 0")
-        if not (0.0 < friction_margin <= 1.0 and 0.0 < sole_margin <= 1.0):
-            raise ValueError(f"friction_margin and sole_margin are in (0, 1], got {friction_margin}, {sole_margin}")
-        if not (MIN_WEIGHT <= tangential_weight <= MAX_WEIGHT and MIN_LENGTH <= moment_length <= MAX_LENGTH):
-            raise ValueError(
-                f"tangential_weight is in [{MIN_WEIGHT}, {MAX_WEIGHT}] and moment_length in [{MIN_LENGTH}, "
-                f"{MAX_LENGTH}] m, got {tangential_weight}, {moment_length}"
-            )
+        """The QP onto ``contacts`` under ``gravity`` (the default normals are against it), as
+        ``options`` asks (``ContactQPOptions``: checked against its bounds when it was made)."""
         for contact in contacts:
             if not 0.0 <= contact.radius <= MAX_RADIUS or (contact.radius > 0.0 and contact.half_size is not None):
                 raise ValueError(
                     f"contact '{contact.link}': a radius is in [0, {MAX_RADIUS}] m and for a point contact, "
                     f"got {contact.radius} (a sole's contact is its face)"
                 )
-        self.contacts = list(contacts)
-        self.mu, self.min_normal_force = float(friction_coefficient) * friction_margin, float(min_normal_force)
-        self.sole_margin = float(sole_margin)
+        self.contacts, self.options = list(contacts), options
+        self.mu, self.min_normal_force = (
+            options.friction_coefficient * options.friction_margin,
+            options.min_normal_force,
+        )
+        self.sole_margin = options.sole_margin
         up = -np.asarray(gravity, dtype=float)
         up = up / np.linalg.norm(up) if np.linalg.norm(up) > 0 else np.array([0.0, 0.0, 1.0])
         self.normals = [_unit(c.normal) if c.normal is not None else up for c in self.contacts]
@@ -240,8 +172,7 @@ class ContactForceQP:
             ]
         )
         self._normals = np.array(self.normals)
-        self._W = self._objective(float(tangential_weight), float(moment_length))
-        self._active_sets: dict = {}  # shared by the problems of successive states: the warm start
+        self._W = self._objective(options.tangential_weight, options.moment_length)
         # ContactConsistentTorques: the work buffers and the last active sets of τ's and g's series
         m = len(self._b)
         self._A, self._H, self._to_link = np.empty((6, self.n)), np.empty((self.n, self.n)), np.zeros((self.n, self.n))
@@ -251,23 +182,21 @@ class ContactForceQP:
         self._exact_by_series = np.ones(2, dtype=np.bool_)
         self._JT_points: np.ndarray | None = None  # (nv, n), sized at kernel_arrays
 
-    def problem(self, JT_base: np.ndarray, R_world_links: list[np.ndarray]) -> ContactProblem:
-        """The QP at one state, for any base residual; ``JT_base`` the base rows of the link-frame
-        contact Jacobian (6 columns per contact, or ``jacobian_components``), ``R_world_links``
-        each contact link's rotation."""
-        rotations = np.ascontiguousarray(np.array(R_world_links, dtype=float))
-        JT = self._by_contact(JT_base)
-        points = np.empty((JT.shape[0], self.n))
-        _fold_radii(JT, rotations, self.jacobian_offsets, self.offsets, self._normals, self.radii, points, self._levers)
-        return self._problem(points, rotations)
+    def constants(self) -> QPConstants:
+        """What the QP's kernels read and never write."""
+        return QPConstants(
+            self.offsets, self._normals, self._sole_limits, self._cone_count, REGULARISATION, self._b, self.columns,
+            self.jacobian_offsets, self.radii, self._W,
+        )  # fmt: skip
+
+    def inequalities(self) -> np.ndarray:
+        """A new C of C x ≥ b with the friction pyramids' rows (the soles' rows, zeros here, depend on the state)."""
+        return self._C.copy()
 
     def kernel_arrays(self, nv: int) -> tuple[QPConstants, QPWork]:
         """What ``_contact_forces_warm_started`` takes besides the state: the constants, and the
         work buffers with the warm start (``nv``: the model's)."""
-        constants = QPConstants(
-            self.offsets, self._normals, self._sole_limits, self._cone_count, REGULARISATION, self._b, self.columns,
-            self.jacobian_offsets, self.radii, self._W,
-        )  # fmt: skip
+        constants = self.constants()
         self._JT_points = np.zeros((nv, self.n))
         work = QPWork(
             self._active_sets_by_series, self._A, self._H, self._to_link, self._C_now, self._X, self._JT_points,
@@ -300,30 +229,6 @@ class ContactForceQP:
         if status:
             raise ValueError("the contact forces gave non-finite torques")
         return torques[0], torques[1], wrenches
-
-    def distribute(self, JT_base: np.ndarray, residual: np.ndarray, R_world_links: list[np.ndarray]) -> Distribution:
-        """Contact wrenches for the base residual ``residual`` (see ``problem``)."""
-        return self.problem(JT_base, R_world_links).solve(residual)
-
-    def _by_contact(self, JT_base: np.ndarray) -> np.ndarray:
-        """The Jacobian with ``jacobian_components`` columns per contact (from 6 per contact, or as given)."""
-        if JT_base.shape[1] == self.jacobian_offsets[-1]:
-            return np.ascontiguousarray(JT_base, dtype=float)
-        if JT_base.shape[1] == 6 * len(self.contacts):
-            keep = np.concatenate([6 * k + np.arange(c) for k, c in enumerate(self.jacobian_components)])
-            return np.ascontiguousarray(JT_base[:, keep], dtype=float)
-        raise ValueError(
-            f"the contact Jacobian has {JT_base.shape[1]} columns for contacts of {self.jacobian_components}"
-        )
-
-    def _problem(self, JT_base: np.ndarray, rotations: np.ndarray) -> ContactProblem:
-        n = self.n
-        A, H, to_link, C = np.empty((6, n)), np.empty((n, n)), np.zeros((n, n)), self._C.copy()
-        _problem_matrices(
-            JT_base, rotations, self.offsets, self._normals, self._sole_limits,
-            self._cone_count, REGULARISATION, A, H, to_link, C,
-        )  # fmt: skip
-        return ContactProblem(A, H, C, self._b, to_link, self.offsets[:-1], self.columns, self._W, self._active_sets)
 
     def _objective(self, tangential_weight: float, moment_length: float) -> np.ndarray:
         """W: per contact, n nᵀ + w_t (I − n nᵀ) on its force, I / L² on a sole's moment."""
@@ -467,7 +372,7 @@ def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, levers, torq
     """torques = [τ − Jᵀ f, g − Jᵀ f_g] with f, f_g the link-frame forces of X's rows (J at the
     contact points); wrenches: f, 6 per contact, about each link's origin (a rounded point's force
     with its moment d × f). Returns 0, or NON_FINITE when a torque or a wrench is not finite (or
-    beyond ``LARGEST_OUTPUT``)."""
+    beyond ``kernel.LARGEST_OUTPUT``)."""
     n = X.shape[1]
     f = np.zeros((2, n))
     for s in range(2):
@@ -488,10 +393,10 @@ def _subtract_contact_forces(JT, tau, gravity, to_link, X, columns, levers, torq
         if d[0] != 0.0 or d[1] != 0.0 or d[2] != 0.0:  # a point contact: its force is w[:3]
             w[3], w[4], w[5] = d[1] * w[2] - d[2] * w[1], d[2] * w[0] - d[0] * w[2], d[0] * w[1] - d[1] * w[0]
     for i in range(JT.shape[0]):
-        if not (abs(torques[0, i]) < LARGEST_OUTPUT and abs(torques[1, i]) < LARGEST_OUTPUT):
+        if not (abs(torques[0, i]) < kernel.LARGEST_OUTPUT and abs(torques[1, i]) < kernel.LARGEST_OUTPUT):
             return NON_FINITE
     for i in range(len(wrenches)):
-        if not abs(wrenches[i]) < LARGEST_OUTPUT:
+        if not abs(wrenches[i]) < kernel.LARGEST_OUTPUT:
             return NON_FINITE
     return 0
 
@@ -618,13 +523,21 @@ class FusedContactTorques:
     costs microseconds, more than the work). A subclass gives the distribution: its kernel, which
     takes the state, f_ext, the outputs and ``_constants``, and returns (the dynamics' status, its
     own: 0 when done); and ``_finish`` for what its kernel left undone. The results are checked
-    finite (and below ``LARGEST_OUTPUT``) by the kernel."""
+    finite (and below ``kernel.LARGEST_OUTPUT``) by the kernel."""
 
     _kernel_function = None  # the subclass's njit kernel
 
-    def __init__(self, model: RobotModel, links: list[str], components: tuple[int, ...], extra: tuple) -> None:
+    def __init__(
+        self,
+        model: RobotModel,
+        links: list[str],
+        components: tuple[int, ...],
+        extra: tuple,
+        data: ModelData | None = None,
+    ) -> None:
         """``components``: the Jacobian's columns per link (3: a force, 6: a wrench); ``extra``: the
-        kernel's arguments after the model's and the state's."""
+        kernel's arguments after the model's and the state's; ``data``: the model's data it writes
+        (its own by default). Like a data, an instance serves one thread at a time."""
         if not model.floating_base:
             raise ValueError("contact forces need a floating base")
         self.model = model
@@ -634,7 +547,8 @@ class FusedContactTorques:
             np.empty(model.nq), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv),
             np.empty((nv, sum(components))),
         )  # fmt: skip
-        self._constants = (model.contact_kernel_arrays(links, components), self._state, *extra)
+        data = model.create_data() if data is None else data
+        self._constants = (algorithms.contact_kernel_arrays(model, data, links, components), self._state, *extra)
         self._wrench_count = 6 * len(links)
         self._kernel = None  # its compiled entry point, at the first call
 
@@ -650,12 +564,13 @@ class FusedContactTorques:
         if shapes != self._shapes:  # (written out: a generator costs microseconds on the node's hot path)
             raise ValueError(f"state shapes {list(shapes)}, expected {list(self._shapes)}")
         torques, f = np.empty((2, self.model.nv)), np.empty(self._wrench_count)
-        args = (*state, self.model.kernel_external_forces(wrenches), torques, f, *self._constants)
+        args = (*state, algorithms.kernel_external_forces(self.model, wrenches), torques, f, *self._constants)
         if self._kernel is None:
             self._kernel = entry_point(type(self)._kernel_function, *args)
         dynamics_status, status = self._kernel(*args)
         if dynamics_status != kernel.OK:
-            raise self.model.status_error(dynamics_status, self._state.q, self._state.qd, self._state.qdd)
+            state = self._state
+            raise algorithms.status_error(self.model, dynamics_status, state.q, state.qd, state.qdd)
         if status:
             return self._finish(status, torques, f)
         return torques[0], torques[1], f
@@ -681,7 +596,7 @@ def _state_and_contact_terms(q_base, v_base, qdd_base, q_joints, qd_joints, qdd_
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _contact_consistent_torques(
     q_base, v_base, qdd_base, q_joints, qd_joints, qdd_joints, f_ext, torques, wrenches, dynamics, state, qp, work
 ) -> tuple[int, int]:
@@ -694,16 +609,16 @@ def _contact_consistent_torques(
 
 
 class ContactConsistentTorques(FusedContactTorques):
-    """``FusedContactTorques`` with forces the ground can provide: the QP of ``ContactForceQP.problem``
-    (the links' rotations read from the Jacobian itself) and ``ContactProblem.solve`` for τ's and
-    g's base rows, each series warm-started from its own last active set. The base rows of the
-    results are what admissible contact forces could not provide."""
+    """``FusedContactTorques`` with forces the ground can provide: the QP of ``ContactForceQP`` at the
+    state (the links' rotations read from the Jacobian itself) solved for τ's and g's base rows,
+    each series warm-started from its own last active set. The base rows of the results are what
+    admissible contact forces could not provide."""
 
     _kernel_function = _contact_consistent_torques
 
-    def __init__(self, model: RobotModel, links: list[str], qp: ContactForceQP) -> None:
+    def __init__(self, model: RobotModel, links: list[str], qp: ContactForceQP, data: ModelData | None = None) -> None:
         self.qp = qp
-        super().__init__(model, links, qp.jacobian_components, qp.kernel_arrays(model.nv))
+        super().__init__(model, links, qp.jacobian_components, qp.kernel_arrays(model.nv), data)
 
     def _finish(self, status: int, torques: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.qp.finish(status, self._constants[3].JT, self._state.tau, self._state.g, torques, f)

@@ -1,6 +1,7 @@
 """What the URDF leaves out of a joint's torque, identified from recordings (no ROS).
 
-Per joint: τ_joint = τ_RNEA + viscous·q̇ + coulomb·tanh((q̇ + coulomb_lead·q̈) / coulomb_width) + armature·q̈ + offset.
+Per joint: τ_joint = τ_RNEA + viscous·q̇ + coulomb·tanh((q̇ + coulomb_lead·q̈) / coulomb_width) + armature·q̈ + offset
+(the joint terms and their law: ``dynamics.regressor``, ``JOINT_TERMS``).
 ``coulomb_lead`` [s] (0 unless identified): friction that settles within a time constant instead of
 at once (MuJoCo's soft friction loss, a joint's presliding) follows the velocity that far ahead.
 Values in SI units (N·m·s/rad, N·m, rad/s, kg·m², N·m; N and m for prismatic joints). The
@@ -25,17 +26,27 @@ finite values that large only come from a broken tool, and would make the effort
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rnea_ros.dynamics.payload import Inertial, consistency_problems
+from rnea_ros.dynamics.regressor import (
+    DEFAULT_COULOMB_WIDTH,
+    JOINT_TERMS,
+    MAX_COULOMB_LEAD,
+    SHAPE,
+    SHAPE_DEFAULTS,
+    TERM_NAMES,
+    joint_torques,
+)
 
 if TYPE_CHECKING:
     from rnea_ros.dynamics.model import RobotModel
@@ -46,24 +57,21 @@ MAX_FILE_BYTES = 1 << 20  # 1 MiB: thousands of joints
 MAX_VALUE = 1e6  # |viscous|, |coulomb|, armature, |offset|, coulomb_width; payload com [m] and inertia
 MAX_PAYLOAD_MASS = 1e4  # kg
 INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-PARAMETERS = ("viscous", "coulomb", "armature", "offset")
-DEFAULT_COULOMB_WIDTH = 0.01  # rad/s: tanh(q̇ / width) is within 1 % of sign(q̇) beyond 2.6·width
-MAX_COULOMB_LEAD = 1.0  # s
-SHAPE = ("coulomb_width", "coulomb_lead")  # the Coulomb term's shape, written with a Coulomb term only
+PARAMETERS = TERM_NAMES
 
 
 class CorrectionsError(ValueError):
     """A corrections file that cannot be used as a whole."""
 
 
-@dataclass(frozen=True)
-class JointCorrection:
-    viscous: float = 0.0
-    coulomb: float = 0.0
-    armature: float = 0.0
-    offset: float = 0.0
-    coulomb_width: float = DEFAULT_COULOMB_WIDTH
-    coulomb_lead: float = 0.0
+# One joint's terms: a float per JOINT_TERMS name (0: none), then the Coulomb shape (keyword only).
+JointCorrection = make_dataclass(
+    "JointCorrection",
+    [(name, float, field(default=0.0)) for name in TERM_NAMES]
+    + [(name, float, field(default=value, kw_only=True)) for name, value in zip(SHAPE, SHAPE_DEFAULTS, strict=True)],
+    frozen=True,
+    namespace={"__module__": __name__},
+)
 
 
 @dataclass(frozen=True)
@@ -118,12 +126,19 @@ class Corrections:
         return data
 
     def check_joints(self, joint_names: Sequence[str], link_names: Sequence[str] | None = None) -> None:
-        """CorrectionsError when a joint (or the payload's link, given ``link_names``) is not the model's."""
+        """CorrectionsError when a joint (or the payload's link, given ``link_names``) is not the
+        model's, naming it and the model's nearest names. The one rule, whichever of the model and
+        the file comes first: a file that does not fit is refused whole, never applied in part."""
         unknown = sorted(set(self.joints) - set(joint_names))
         if unknown:
-            raise CorrectionsError(f"corrections name joints the model does not have: {unknown}")
+            raise CorrectionsError(
+                f"corrections name joints the model does not have: {unknown}{_near_misses(unknown, joint_names)}"
+            )
         if self.payload is not None and link_names is not None and self.payload.link not in link_names:
-            raise CorrectionsError(f"corrections: the payload's link '{self.payload.link}' is not a link of the model")
+            raise CorrectionsError(
+                f"corrections: the payload's link '{self.payload.link}' is not a link of the model"
+                + _near_misses([self.payload.link], link_names)
+            )
 
     def torques(self, joint_names: Sequence[str], qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
         """The corrections' torque per joint (``joint_names`` order; joints without one: 0)."""
@@ -132,23 +147,26 @@ class Corrections:
     def for_joints(self, joint_names: Sequence[str]) -> JointArrays:
         """The parameters as arrays in ``joint_names`` order (joints without corrections: 0)."""
         rows = [self.joints.get(name, JointCorrection()) for name in joint_names]
-        return JointArrays(*(np.array([getattr(r, key) for r in rows]) for key in (*PARAMETERS, *SHAPE)))
+        return JointArrays(**{key: np.array([getattr(r, key) for r in rows]) for key in (*PARAMETERS, *SHAPE)})
 
 
-@dataclass(frozen=True)
-class JointArrays:
-    """One model's corrections, as arrays in its joint order (built once per model)."""
+def _joint_arrays_torques(self, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+    """The joint terms' torques at q̇, q̈ (1-D or a batch), by the law of ``dynamics.regressor``."""
+    return joint_torques(self.values, qd, qdd, self.coulomb_width, self.coulomb_lead)
 
-    viscous: np.ndarray
-    coulomb: np.ndarray
-    armature: np.ndarray
-    offset: np.ndarray
-    coulomb_width: np.ndarray
-    coulomb_lead: np.ndarray
 
-    def torques(self, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
-        coulomb = self.coulomb * np.tanh((qd + self.coulomb_lead * qdd) / self.coulomb_width)
-        return self.viscous * qd + coulomb + self.armature * qdd + self.offset
+def _joint_arrays_values(self) -> None:
+    object.__setattr__(self, "values", tuple(getattr(self, name) for name in TERM_NAMES))
+
+
+# One model's corrections, as arrays in its joint order (built once per model): a field per
+# JOINT_TERMS name and the shape; ``values``: the terms' arrays in JOINT_TERMS order.
+JointArrays = make_dataclass(
+    "JointArrays",
+    [(name, np.ndarray) for name in (*TERM_NAMES, *SHAPE)],
+    frozen=True,
+    namespace={"__module__": __name__, "__post_init__": _joint_arrays_values, "torques": _joint_arrays_torques},
+)
 
 
 def load_corrections(path: str | Path) -> Corrections:
@@ -301,6 +319,13 @@ def apply_corrections(
     return CorrectedModel(model, merged, corrections, corrections.for_joints(model.joint_names), urdf_terms)
 
 
+def _near_misses(unknown: Sequence[str], names: Sequence[str]) -> str:
+    """The hint "(did you mean 'joint2' for 'jiont2'?)" for the unknown names close to one of ``names``."""
+    pairs = [(name, difflib.get_close_matches(name, names, n=1, cutoff=0.6)) for name in unknown]
+    hints = [f"'{match[0]}' for '{name}'" for name, match in pairs if match]
+    return f" (did you mean {', '.join(hints)}?)" if hints else ""
+
+
 def _joint(name: str, values: object) -> JointCorrection:
     if not isinstance(values, Mapping):
         raise CorrectionsError(f"corrections: joint '{name}' must map parameters to numbers")
@@ -317,8 +342,9 @@ def _joint(name: str, values: object) -> JointCorrection:
         raise CorrectionsError(f"corrections: joint '{name}' coulomb_width must be > 0")
     if not 0.0 <= numbers.get("coulomb_lead", 0.0) <= MAX_COULOMB_LEAD:
         raise CorrectionsError(f"corrections: joint '{name}' coulomb_lead must be within [0, {MAX_COULOMB_LEAD:g}] s")
-    if numbers.get("armature", 0.0) < 0.0:
-        raise CorrectionsError(f"corrections: joint '{name}' armature must be ≥ 0")
+    for term in JOINT_TERMS:
+        if term.nonnegative and numbers.get(term.name, 0.0) < 0.0:
+            raise CorrectionsError(f"corrections: joint '{name}' {term.name} must be ≥ 0 ({term.nonnegative})")
     return JointCorrection(**numbers)
 
 

@@ -75,13 +75,25 @@ NON_FINITE_INPUT = 2
 BAD_QUATERNION = 3
 NON_FINITE_OUTPUT = 4
 
-QUATERNION_TOLERANCE = 1e-3
+QUATERNION_TOLERANCE = 1e-3  # |‖q_base‖ − 1| a floating base's quaternion may have (also for messages)
+# "Finite output": every torque or wrench a kernel returns is below this in magnitude, or refused as
+# NON_FINITE_OUTPUT. No robot has one beyond it, and a sum of squares of such values cannot overflow.
+LARGEST_OUTPUT = 1e150
 
 
 @njit(cache=True)
 def _all_finite(x) -> bool:
     for k in range(x.shape[0]):
         if not (x[k] - x[k] == 0.0):
+            return False
+    return True
+
+
+@njit(cache=True)
+def all_below_largest_output(x) -> bool:
+    """Every value finite and below ``LARGEST_OUTPUT`` in magnitude (NaN fails the comparison)."""
+    for k in range(x.shape[0]):
+        if not abs(x[k]) < LARGEST_OUTPUT:
             return False
     return True
 
@@ -95,13 +107,23 @@ def _all_zero(x) -> bool:
 
 
 @njit(cache=True)
-def _sizes_ok(joints, q, qd, qdd, tau) -> bool:
-    nv = tau.shape[0]
-    nq = nv
+def model_sizes(joints) -> tuple[int, int]:
+    """(nq, nv) of the model, from its joints alone: a kernel never trusts a caller's array sizes."""
+    nv = 0
+    free_flyers = 0
     for i in range(joints.shape[0]):
         if joints[i, JTYPE] == FREE_FLYER:
-            nq += 1  # 7 coordinates for 6 velocities
-    return q.shape[0] == nq and qd.shape[0] == nv and qdd.shape[0] == nv
+            free_flyers += 1
+            nv = max(nv, joints[i, V_INDEX] + 6)
+        else:
+            nv = max(nv, joints[i, V_INDEX] + 1)
+    return nv + free_flyers, nv  # 7 coordinates for a free flyer's 6 velocities
+
+
+@njit(cache=True)
+def _sizes_ok(joints, q, qd, qdd, tau) -> bool:
+    nq, nv = model_sizes(joints)
+    return q.shape[0] == nq and qd.shape[0] == nv and qdd.shape[0] == nv and tau.shape[0] == nv
 
 
 @njit(cache=True)
@@ -128,15 +150,19 @@ def jcalc(jtype, bodies, i, q_i):
 
 
 @njit(cache=True, inline="always")
-def free_flyer_jcalc(q, qd, qdd, iq, iv):
-    """Base pose in the world from q = [p, xyzw]; S q̇ and S q̈ from [v, ω] reordered to [ω; v]."""
+def free_flyer_pose(q, iq):
+    """The base pose (R, p) in the world from q = [p, xyzw]."""
     x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
     n = (x * x + y * y + z * z + w * w) ** 0.5
-    R = quaternion_to_rotation(x / n, y / n, z / n, w / n)
-    p = (q[iq], q[iq + 1], q[iq + 2])
+    return quaternion_to_rotation(x / n, y / n, z / n, w / n), (q[iq], q[iq + 1], q[iq + 2])
+
+
+@njit(cache=True, inline="always")
+def free_flyer_motion(qd, qdd, iv):
+    """S q̇ and S q̈ of the free flyer from [v, ω] reordered to [ω; v]."""
     vJ = (qd[iv + 3], qd[iv + 4], qd[iv + 5], qd[iv], qd[iv + 1], qd[iv + 2])
     aJ = (qdd[iv + 3], qdd[iv + 4], qdd[iv + 5], qdd[iv], qdd[iv + 1], qdd[iv + 2])
-    return R, p, vJ, aJ
+    return vJ, aJ
 
 
 @njit(cache=True)
@@ -152,30 +178,49 @@ def check_inputs(joints, q, qd, qdd, tau) -> int:
 
 
 @njit(cache=True)
-def rnea(joints, bodies, q, qd, qdd, f_ext, work, tau) -> None:
-    """τ = ID(q, q̇, q̈, f_ext) for one state, written into ``tau``. Inputs already checked."""
-    with_velocity = not _all_zero(qd)  # g(q) and q̇ = 0 skip the velocity terms
+def check_configuration(joints, q, output_size) -> int:
+    """``check_inputs`` for a state at rest (g(q), Jᵀ): q alone, and the size of the output rows."""
+    nq, nv = model_sizes(joints)
+    if q.shape[0] != nq or output_size != nv:
+        return WRONG_SIZE
+    if not _all_finite(q):
+        return NON_FINITE_INPUT
+    if not _quaternion_ok(joints, q):
+        return BAD_QUATERNION
+    return OK
+
+
+@njit(cache=True)
+def rnea(joints, bodies, q, qd, qdd, f_ext, work, tau, at_rest) -> None:
+    """τ = ID(q, q̇, q̈, f_ext) for one state, written into ``tau``. Inputs already checked.
+    ``at_rest``: g(q), q̇ = q̈ = 0 without f_ext, and ``qd``, ``qdd``, ``f_ext`` are not read."""
+    with_velocity = not at_rest and not _all_zero(qd)  # g(q) and q̇ = 0 skip the velocity terms
     for i in range(joints.shape[0]):
         parent, jtype, iq, iv = joints[i, PARENT], joints[i, JTYPE], joints[i, Q_INDEX], joints[i, V_INDEX]
+        v = ZERO6
         if jtype == FREE_FLYER:
-            R, p, vJ, aJ = free_flyer_jcalc(q, qd, qdd, iq, iv)
+            R, p = free_flyer_pose(q, iq)
             S = ZERO6  # not used: the free flyer's S is the identity
-            v = vJ
-            a = add6(motion_transform(R, p, load6(work, WORLD, A)), aJ)  # v × vJ = v × v = 0
+            a = motion_transform(R, p, load6(work, WORLD, A))
+            if not at_rest:
+                v, aJ = free_flyer_motion(qd, qdd, iv)
+                a = add6(a, aJ)  # v × vJ = v × v = 0
         else:
             mult = bodies[i, MULT]  # a mimic joint follows its master's coordinate
             R, p, S = jcalc(jtype, bodies, i, mult * q[iq] + bodies[i, OFFSET])
-            vJ = scale6(S, mult * qd[iv])
-            a = add6(motion_transform(R, p, load6(work, parent, A)), scale6(S, mult * qdd[iv]))
-            v = ZERO6
+            a = motion_transform(R, p, load6(work, parent, A))
+            if not at_rest:
+                a = add6(a, scale6(S, mult * qdd[iv]))
             if with_velocity:
+                vJ = scale6(S, mult * qd[iv])
                 v = add6(motion_transform(R, p, load6(work, parent, V)), vJ)
                 a = add6(a, cross_motion(v, vJ))
         m, h, I = bodies[i, MASS], load3(bodies, i, FIRST_MOMENT), load9(bodies, i, ROT_INERTIA)
         f = inertia_times(m, h, I, a)
         if with_velocity:
             f = add6(f, cross_force(v, inertia_times(m, h, I, v)))
-        f = add6(f, scale6(load6(f_ext, i, 0), -1.0))
+        if not at_rest:
+            f = add6(f, scale6(load6(f_ext, i, 0), -1.0))
         store(work, i, X_R, R)
         store(work, i, X_P, p)
         store(work, i, S_COL, S)
@@ -207,14 +252,14 @@ def inward(joints, bodies, work, tau) -> None:
             store(work, parent, F, f_parent)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def inverse_dynamics(joints, bodies, q, qd, qdd, f_ext, work, tau) -> int:
     """The checked entry point: ``check_inputs``, ``rnea``, then the output check. Returns a status."""
     status = check_inputs(joints, q, qd, qdd, tau)
     if status != OK:
         return status
-    rnea(joints, bodies, q, qd, qdd, f_ext, work, tau)
-    return OK if _all_finite(tau) else NON_FINITE_OUTPUT
+    rnea(joints, bodies, q, qd, qdd, f_ext, work, tau, False)
+    return OK if all_below_largest_output(tau) else NON_FINITE_OUTPUT
 
 
 @njit(cache=True, parallel=True)
@@ -243,26 +288,28 @@ def rnea_batch(joints, bodies, Q, QD, QDD, F_ext, work, TAU, n_threads):
     return OK, -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def gravity(joints, bodies, q, work, tau) -> int:
-    """g(q) = ID(q, 0, 0, 0): the same kernel, whose velocity terms vanish."""
-    zero = np.zeros(tau.shape[0])
-    return inverse_dynamics(joints, bodies, q, zero, zero, np.zeros((joints.shape[0], 6)), work, tau)
+    """g(q) = ID(q, 0, 0, 0): the same kernel at rest (nothing allocated, q̇ and q̈ not read)."""
+    status = check_configuration(joints, q, tau.shape[0])
+    if status != OK:
+        return status
+    rnea(joints, bodies, q, q, q, work, work, tau, True)  # q and work stand for the unread arguments
+    return OK if all_below_largest_output(tau) else NON_FINITE_OUTPUT
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def unit_wrench_responses(joints, bodies, q, F_ext, work, TAU) -> int:
     """TAU[n] = ID(q, 0, 0, F_ext[n]) without gravity = −Jᵀ F_ext[n], for each n, in one call: the
     transforms once, then per wrench the inward loop alone (at rest and without gravity every
     body's force is −f_ext)."""
-    zero = np.zeros(TAU.shape[1])
-    status = check_inputs(joints, q, zero, zero, zero)
+    status = check_configuration(joints, q, TAU.shape[1])
     if status != OK:
         return status
     for i in range(joints.shape[0]):
         jtype, iq = joints[i, JTYPE], joints[i, Q_INDEX]
         if jtype == FREE_FLYER:
-            R, p, _, _ = free_flyer_jcalc(q, zero, zero, iq, joints[i, V_INDEX])
+            R, p = free_flyer_pose(q, iq)
             S = ZERO6
         else:
             R, p, S = jcalc(jtype, bodies, i, bodies[i, MULT] * q[iq] + bodies[i, OFFSET])
@@ -276,7 +323,7 @@ def unit_wrench_responses(joints, bodies, q, F_ext, work, TAU) -> int:
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def with_contact_terms(joints, bodies, q, qd, qdd, f_ext, F_unit, work, tau, g, JT) -> int:
     """``inverse_dynamics``, ``gravity`` and the contact Jacobian at one state in one call (the
     node's hot path with contact links): τ, g(q) and JT[:, n] = Jᵀ F_unit[n] = −(the response
@@ -285,9 +332,10 @@ def with_contact_terms(joints, bodies, q, qd, qdd, f_ext, F_unit, work, tau, g, 
     status = inverse_dynamics(joints, bodies, q, qd, qdd, f_ext, work, tau)
     if status != OK:
         return status
-    zero = np.zeros(tau.shape[0])
-    rnea(joints, bodies, q, zero, zero, np.zeros((joints.shape[0], 6)), work, g)
-    if not _all_finite(g):
+    if g.shape[0] != tau.shape[0] or JT.shape[0] != tau.shape[0] or JT.shape[1] != F_unit.shape[0]:
+        return WRONG_SIZE
+    rnea(joints, bodies, q, q, q, work, work, g, True)
+    if not all_below_largest_output(g):
         return NON_FINITE_OUTPUT
     response = np.empty(tau.shape[0])
     for n in range(F_unit.shape[0]):
@@ -305,4 +353,4 @@ def _unit_wrench_response(joints, bodies, f_ext, work, tau) -> int:
     for i in range(joints.shape[0]):
         store(work, i, F, scale6(load6(f_ext, i, 0), -1.0))
     inward(joints, bodies, work, tau)
-    return OK if _all_finite(tau) else NON_FINITE_OUTPUT
+    return OK if all_below_largest_output(tau) else NON_FINITE_OUTPUT

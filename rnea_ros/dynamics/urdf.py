@@ -89,6 +89,8 @@ class URDFTree:
     effort_limits: dict[str, float] = field(default_factory=dict)  # joint -> <limit effort>, when positive
     # joint -> (damping, friction) of <dynamics>, when either is non-zero
     joint_dynamics: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # joint -> (lower, upper) of <limit>, revolute and prismatic joints that give both as finite numbers
+    position_limits: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def rpy_to_rotation(rpy) -> np.ndarray:
@@ -110,6 +112,7 @@ def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
     _refuse_xacro(root)
     effort_limits, limit_warnings = _effort_limits(root)
     joint_dynamics, dynamics_warnings = _joint_dynamics(root)
+    position_limits = _position_limits(root)
     _keep_what_the_dynamics_read(root)
     _check_size(root)
     if not root.get("name"):
@@ -126,7 +129,7 @@ def parse_urdf(urdf_xml: str | bytes, strict: bool = False) -> URDFTree:
     _check_unique("joint", [joint.name for joint in joints])
     if not links:
         raise ModelError("the URDF has no <link>")
-    return URDFTree(robot.name or "", links, joints, tuple(warnings), effort_limits, joint_dynamics)
+    return URDFTree(robot.name or "", links, joints, tuple(warnings), effort_limits, joint_dynamics, position_limits)
 
 
 def _xml_bytes(urdf_xml: str | bytes | bytearray | memoryview) -> bytes:
@@ -233,6 +236,23 @@ def _effort_limits(root: etree._Element) -> tuple[dict[str, float], list[str]]:
         elif joint.get("type") not in ("fixed", "floating", "planar"):
             warnings.append(f"joint '{name}': <limit effort='{text[:40]}'> is not a positive number: no effort limit")
     return limits, warnings
+
+
+def _position_limits(root: etree._Element) -> dict[str, tuple[float, float]]:
+    """Each revolute or prismatic joint's ``<limit lower upper>`` when both are finite numbers with
+    lower ≤ upper (a continuous joint has none). Not part of the dynamics: read for whoever moves joints."""
+    limits = {}
+    for joint in root.iterchildren("joint"):  # <transmission><joint> names a joint, it is none
+        limit, name = joint.find("limit"), joint.get("name")
+        if limit is None or not name or joint.get("type") not in ("revolute", "prismatic"):
+            continue
+        try:
+            lower, upper = float(limit.get("lower", "nan")), float(limit.get("upper", "nan"))
+        except ValueError:
+            continue
+        if math.isfinite(lower) and math.isfinite(upper) and lower <= upper:
+            limits[name] = (lower, upper)
+    return limits
 
 
 def _joint_dynamics(root: etree._Element) -> tuple[dict[str, tuple[float, float]], list[str]]:

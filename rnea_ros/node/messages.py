@@ -18,12 +18,13 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros import trajectory
+from rnea_ros.dynamics.rnea import QUATERNION_TOLERANCE
 from rnea_ros.dynamics.rotations import quaternion_matrix
-from rnea_ros.node.state import InvalidMessageError
+from rnea_ros.motion import trajectory
+from rnea_ros.motion.trajectory import Trajectory, floats
+from rnea_ros.node.state import DesiredPoints, InvalidMessageError
 from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory
-from rnea_ros.trajectory import Trajectory, floats
-from rnea_ros.trajectory_cdr import TrajectoryMessage, read_joint_trajectory, write_joint_trajectory
+from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage, read_joint_trajectory, write_joint_trajectory
 
 
 def stamp_seconds(stamp) -> float:
@@ -58,9 +59,7 @@ def joint_state_arrays(msg: JointState) -> tuple[np.ndarray, np.ndarray, bool]:
 MAX_DESIRED_POINTS = 60_000  # a minute of points at 1 kHz: a whole trajectory sent ahead
 
 
-def desired_points(
-    msg: JointTrajectory | bytes,
-) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+def desired_points(msg: JointTrajectory | bytes) -> DesiredPoints:
     """(names, qdd, q, qd, times) of a desired trajectory (a message or its CDR bytes), in the
     message's joint order.
 
@@ -86,11 +85,11 @@ def desired_points(
     else:
         q, qd = finite_array(q, "desired positions"), finite_array(qd, "desired velocities")
     if not stamped:
-        return content.joint_names, qdd[0], None if q is None else q[0], None if qd is None else qd[0], None
+        return DesiredPoints(content.joint_names, qdd[0], None if q is None else q[0], None if qd is None else qd[0])
     times = content.stamp[0] + content.stamp[1] * 1e-9 + content.time_from_start
     if np.any(np.diff(times) <= 0.0):
         raise InvalidMessageError("unordered_points", "desired_accelerations: time_from_start must increase")
-    return content.joint_names, qdd, q, qd, times
+    return DesiredPoints(content.joint_names, qdd, q, qd, times)
 
 
 def read_trajectory(msg: JointTrajectory | bytes, max_points: int, topic: str) -> TrajectoryMessage:
@@ -140,9 +139,6 @@ def as_float64_array(x: np.ndarray) -> array.array:
 
 
 # --- floating base ----------------------------------------------------------------------------
-QUATERNION_TOLERANCE = 1e-3
-
-
 def unit_quaternion(x: float, y: float, z: float, w: float, what: str) -> np.ndarray:
     """[x, y, z, w] normalised; refused when far from unit norm (a zero or garbage quaternion)."""
     quaternion = finite_array([x, y, z, w], what)
@@ -174,7 +170,7 @@ def imu_reading(msg: Imu) -> tuple[np.ndarray, np.ndarray]:
 
 
 def trajectory_arrays(content: TrajectoryMessage | JointTrajectory) -> Trajectory:
-    """A planner's JointTrajectory (its content, or the message) as arrays (``rnea_ros.trajectory``);
+    """A planner's JointTrajectory (its content, or the message) as arrays (``rnea_ros.motion.trajectory``);
     InvalidMessageError otherwise."""
     if isinstance(content, JointTrajectory):
         content = read_trajectory(content, trajectory.MAX_TRAJECTORY_POINTS, "joint_trajectory")

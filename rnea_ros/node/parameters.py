@@ -1,19 +1,27 @@
 """rnea_node's parameters, specified once (plain Python, no rclpy).
 
-The declarations with their descriptors (``ros_parameters.declare``), the defaults of
-``Settings``, ``config/rnea.yaml`` and the documentation's parameter table are all made from
-``NODE_PARAMETERS`` (see ``rnea_ros.parameter_spec``).
+The declarations with their descriptors (``plumbing.ros_parameters.declare``), ``Settings``,
+``config/rnea.yaml`` and the documentation's parameter table are all made from ``NODE_PARAMETERS``
+(see ``rnea_ros.parameter_spec``). The contact QP's defaults and bounds are the library's
+(``ContactQPOptions``), the contact distributions its ``KINDS``.
 """
 
 from __future__ import annotations
 
+import math
+
+from rnea_ros.dynamics.contact_distribution import KINDS as CONTACT_DISTRIBUTIONS
+from rnea_ros.dynamics.contact_options import CONTACT_QP_BOUNDS as QP_BOUNDS
+from rnea_ros.dynamics.contact_options import CONTACT_RADIUS_BOUNDS, ContactQPOptions
 from rnea_ros.parameter_spec import ParameterSpec
 
 TIMEOUT_RANGE = (1e-4, 3600.0)
 # What feeds effort_commands besides the feedback: full inverse dynamics, gravity compensation
 # only (hand-guiding), or nothing (feedback only, for comparisons).
 COMMAND_SOURCES = ("inverse_dynamics", "gravity", "none")
-CONTACT_DISTRIBUTIONS = ("minimum_norm", "qp")
+MAX_WRENCH_TOPICS = 32  # each is a subscription; a thousand would be a mistake, not a robot
+NON_NEGATIVE = (0.0, math.inf)
+QP = ContactQPOptions()  # the contact QP's defaults and bounds are the library's
 
 NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
@@ -39,6 +47,7 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "double_array",
         (0.0, 0.0, -9.81),
         "Gravity in the world (root link) frame [m/s²]; a live change rebuilds the model.",
+        sizes=(3,),
     ),
     ParameterSpec(
         "state_timeout",
@@ -84,6 +93,7 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         ("external_wrenches",),
         "geometry_msgs/WrenchStamped topics of wrenches applied on the robot; header.frame_id must be a URDF link.",
         read_only=True,
+        max_size=MAX_WRENCH_TOPICS,
     ),
     ParameterSpec(
         "flip_wrench_topics",
@@ -98,6 +108,7 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         (),
         "Joint order of effort_commands (std_msgs/Float64MultiArray); empty: the model's order.",
         read_only=True,
+        unique=True,
         details="Naming a joint the model lacks, or one twice, stops the node at start-up (exit code 1).",
     ),
     ParameterSpec(
@@ -105,14 +116,22 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "double_array",
         (),
         "Position gains of effort_commands [N·m/rad or N/m], one per command joint or one for all; empty: no feedback.",
+        element_range=NON_NEGATIVE,
         details="effort_commands = source + kp (q_d − q) + kd (q̇_d − q̇), clipped to each joint's URDF <limit "
         "effort> (clipping is counted in /diagnostics). The feedback acts once a desired_accelerations point "
         "has positions and velocities (on the joints it names); with non-zero gains the feed-forward is "
         "computed at that desired state. When the point goes stale (acceleration_timeout) or a stamped "
         "trajectory ends, its positions are held at rest, as joint_trajectory_controller holds its last point "
-        "(a stale stream is a warning and counted in /diagnostics).",
+        "(a stale stream is a warning and counted in /diagnostics). Per joint by name instead, as "
+        "joint_trajectory_controller: gains.<joint>.p and gains.<joint>.d (command joints only; not with kp/kd).",
     ),
-    ParameterSpec("kd", "double_array", (), "Velocity gains of effort_commands [N·m·s/rad or N·s/m], as kp."),
+    ParameterSpec(
+        "kd",
+        "double_array",
+        (),
+        "Velocity gains of effort_commands [N·m·s/rad or N·s/m], as kp.",
+        element_range=NON_NEGATIVE,
+    ),
     ParameterSpec(
         "command_source",
         "string",
@@ -133,11 +152,13 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "urdf_joint_dynamics",
         "bool",
-        True,
+        False,
         "Add each joint's URDF <dynamics damping friction> to the torques (viscous damping·q̇ and Coulomb "
-        "friction·tanh(q̇/0.01)), as rnea_sim (MuJoCo) and Gazebo apply them.",
+        "friction·tanh(q̇/0.01)), as rnea_sim (MuJoCo) and Gazebo apply them: true beside a simulator.",
         read_only=True,
-        details="A corrections file's terms come on top. False: the rigid bodies and the corrections alone.",
+        details="Off by default, as Pinocchio, KDL and ros2_control's controllers: real URDFs carry simulator "
+        "tuning there (a torso damping of 1000). A corrections file's joint terms replace the URDF's for "
+        "the joints they name.",
     ),
     ParameterSpec(
         "corrections_file",
@@ -173,6 +194,7 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "Floating base: links in contact whose wrench is not measured; the base wrench residual is "
         "distributed onto them (contact_distribution).",
         read_only=True,
+        unique=True,
     ),
     ParameterSpec(
         "contact_distribution",
@@ -186,42 +208,48 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec(
         "friction_coefficient",
         "double",
-        0.7,
+        QP.friction_coefficient,
         "qp: friction coefficient μ of every contact.",
-        range=(0.01, 10.0),
+        range=QP_BOUNDS["friction_coefficient"],
     ),
-    ParameterSpec("min_normal_force", "double", 0.0, "qp: least normal force of every contact [N].", range=(0.0, 1e5)),
+    ParameterSpec(
+        "min_normal_force",
+        "double",
+        QP.min_normal_force,
+        "qp: least normal force of every contact [N].",
+        range=QP_BOUNDS["min_normal_force"],
+    ),
     ParameterSpec(
         "friction_margin",
         "double",
-        0.9,
+        QP.friction_margin,
         "qp: the fraction of friction_coefficient the forces may use (a force on the cone's edge slides at the "
         "first disturbance).",
-        range=(0.05, 1.0),
+        range=QP_BOUNDS["friction_margin"],
     ),
     ParameterSpec(
         "sole_margin",
         "double",
-        0.8,
+        QP.sole_margin,
         "qp: the fraction of each sole's half length and half width the centre of pressure may use (0.8: its "
         "central 80 %).",
-        range=(0.05, 1.0),
+        range=QP_BOUNDS["sole_margin"],
     ),
     ParameterSpec(
         "tangential_weight",
         "double",
-        10.0,
+        QP.tangential_weight,
         "qp: how much a tangential newton weighs against a normal one in the objective, among the forces that "
         "produce the motion (larger: forces nearer the contact normal).",
-        range=(1e-3, 1e3),
+        range=QP_BOUNDS["tangential_weight"],
     ),
     ParameterSpec(
         "moment_length",
         "double",
-        0.05,
+        QP.moment_length,
         "qp: a sole's moment weighs as a force at this length in the objective (smaller: centres of pressure "
         "drawn harder toward the soles' centres) [m].",
-        range=(1e-3, 10.0),
+        range=QP_BOUNDS["moment_length"],
     ),
     ParameterSpec(
         "sole_size",
@@ -229,6 +257,9 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         (0.0, 0.0),
         "qp: sole [length, width] of every contact link, or one pair per link in contact_links order; a sole is "
         "centred on the link's origin in its x-y plane [m]; zeros: a point contact (forces only).",
+        element_range=NON_NEGATIVE,
+        sizes=(2,),
+        per="contact_links",
     ),
     ParameterSpec(
         "contact_radius",
@@ -237,7 +268,10 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "qp: the radius of a spherical foot centred on each point contact link's origin, one for all or one per "
         "link in contact_links order [m]: the ground pushes at the sphere's lowest point along the contact's "
         "normal; zero: at the link's origin.",
-        details="Each in [0, 1] m; not with a sole (a sole's contact is its face).",
+        details="Not with a sole (a sole's contact is its face).",
+        element_range=CONTACT_RADIUS_BOUNDS,
+        sizes=(1,),
+        per="contact_links",
     ),
     ParameterSpec(
         "contact_normals",
@@ -247,5 +281,33 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "in contact_links order (a slope, a wall); zeros: against gravity.",
         details="Any length is normalised; a triple whose largest component is below 1e-9 (but not all zero) "
         "is refused.",
+        sizes=(3,),
+        per="contact_links",
+    ),
+)
+# the FollowJointTrajectory relay (rnea_ros/node/action_relay.py)
+NODE_PARAMETERS += (
+    ParameterSpec(
+        "follow_joint_trajectory_action",
+        "string",
+        "follow_joint_trajectory",
+        "control_msgs/action/FollowJointTrajectory served here: each goal's points get their efforts as on "
+        "joint_trajectory and the goal goes on to controller_action (MoveIt's action_ns points here); empty: none.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "controller_action",
+        "string",
+        "/joint_trajectory_controller/follow_joint_trajectory",
+        "The joint_trajectory_controller's FollowJointTrajectory action the goals go on to.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "controller_action_timeout",
+        "double",
+        2.0,
+        "controller_action absent, silent or gone for this long: the goal is aborted with the reason [s].",
+        read_only=True,
+        range=(0.01, 3600.0),
     ),
 )

@@ -1,122 +1,93 @@
 """The node's settings: every parameter's value, validated, as one immutable object.
 
-Plain Python (no rclpy): the fields and their defaults are those of ``parameters.py``'s
-specification (a test holds them equal); ``ros_parameters`` declares them and ``settings_from`` builds a
-``Settings`` from their values; a live change builds a new one (or is refused with the
+Plain Python (no rclpy). ``Settings`` is generated from ``parameters.py``'s specification (one
+field per parameter, its default, its type, range, choices and lengths checked as an instance is
+made: ``parameter_spec.settings_class``); ``SettingsMethods`` adds what the node derives from the
+values and the two rules across values that the specification cannot say. ``settings_from`` builds
+one from ROS parameter values; a live change builds a new one (or is refused with the
 ``ValueError``'s message) and the node swaps it in whole.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import fields, replace
+from typing import NamedTuple
 
-from rnea_ros.node.parameters import COMMAND_SOURCES, CONTACT_DISTRIBUTIONS, NODE_PARAMETERS
-from rnea_ros.parameter_spec import defaults, typed_values
+from rnea_ros.dynamics.contact_forces import Contact
+from rnea_ros.dynamics.contact_options import ContactQPOptions
+from rnea_ros.node.parameters import NODE_PARAMETERS
+from rnea_ros.parameter_spec import settings_class
 
-MAX_TOPICS = 32  # wrench topics: each is a subscription; a thousand would be a mistake, not a robot
 MIN_NORMAL = 1e-9  # a contact normal whose largest component is smaller gives no direction
-_DEFAULT = defaults(NODE_PARAMETERS)  # the one source of every default (and of every field's meaning)
+_NAMES = frozenset(spec.name for spec in NODE_PARAMETERS)
+
+# Per-joint gains as joint_trajectory_controller spells them: gains.<joint>.p and gains.<joint>.d.
+GAINS_PREFIX = "gains."
+GAIN_KINDS = ("p", "d")
+JointGains = tuple[tuple[str, str, float], ...]  # (joint, "p" or "d", value), sorted
+
+Shape = tuple[tuple[float, float] | None, tuple[float, float, float] | None]
 
 
-@dataclass(frozen=True)
-class Settings:
-    robot_description: str = _DEFAULT["robot_description"]
-    strict_inertia: bool = _DEFAULT["strict_inertia"]
-    gravity: tuple[float, float, float] = _DEFAULT["gravity"]
-    state_timeout: float = _DEFAULT["state_timeout"]
-    acceleration_timeout: float = _DEFAULT["acceleration_timeout"]
-    wrench_timeout: float = _DEFAULT["wrench_timeout"]
-    future_stamp_tolerance: float = _DEFAULT["future_stamp_tolerance"]
-    use_desired_state: bool = _DEFAULT["use_desired_state"]
-    wrench_topics: tuple[str, ...] = _DEFAULT["wrench_topics"]
-    flip_wrench_topics: tuple[str, ...] = _DEFAULT["flip_wrench_topics"]
-    command_joints: tuple[str, ...] = _DEFAULT["command_joints"]
-    kp: tuple[float, ...] = _DEFAULT["kp"]
-    kd: tuple[float, ...] = _DEFAULT["kd"]
-    command_source: str = _DEFAULT["command_source"]
-    trajectory_resampling: float = _DEFAULT["trajectory_resampling"]
-    urdf_joint_dynamics: bool = _DEFAULT["urdf_joint_dynamics"]
-    corrections_file: str = _DEFAULT["corrections_file"]
-    floating_base: bool = _DEFAULT["floating_base"]
-    base_timeout: float = _DEFAULT["base_timeout"]
-    contact_links: tuple[str, ...] = _DEFAULT["contact_links"]
-    contact_distribution: str = _DEFAULT["contact_distribution"]
-    friction_coefficient: float = _DEFAULT["friction_coefficient"]
-    min_normal_force: float = _DEFAULT["min_normal_force"]
-    friction_margin: float = _DEFAULT["friction_margin"]
-    sole_margin: float = _DEFAULT["sole_margin"]
-    tangential_weight: float = _DEFAULT["tangential_weight"]
-    moment_length: float = _DEFAULT["moment_length"]
-    sole_size: tuple[float, ...] = _DEFAULT["sole_size"]
-    contact_radius: tuple[float, ...] = _DEFAULT["contact_radius"]
-    contact_normals: tuple[float, ...] = _DEFAULT["contact_normals"]
+class ContactQP(NamedTuple):
+    """``contact_distribution``'s arguments (``kind``, ``contacts``, ``options``), comparable: a cache key."""
 
-    def __post_init__(self) -> None:
-        if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
-            raise ValueError(f"gravity must be 3 finite numbers, got {list(self.gravity)}")
-        for name in ("state_timeout", "acceleration_timeout", "wrench_timeout", "base_timeout"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ValueError(f"{name} must be a positive number of seconds, got {value}")
-        if not (math.isfinite(self.future_stamp_tolerance) and self.future_stamp_tolerance >= 0.0):
-            raise ValueError(f"future_stamp_tolerance must be ≥ 0 s, got {self.future_stamp_tolerance}")
-        for name in ("kp", "kd"):
-            gains = getattr(self, name)
-            if not all(math.isfinite(k) and k >= 0.0 for k in gains):
-                raise ValueError(f"{name} must be finite and ≥ 0, got {list(gains)}")
-        if self.contact_distribution not in CONTACT_DISTRIBUTIONS:
-            raise ValueError(
-                f"contact_distribution must be one of {list(CONTACT_DISTRIBUTIONS)}, got '{self.contact_distribution}'"
-            )
-        links = len(self.contact_links)
-        if len(self.sole_size) not in (2, 2 * links) or not all(math.isfinite(x) and x >= 0.0 for x in self.sole_size):
-            raise ValueError(
-                f"sole_size must be [length, width] ≥ 0 for every contact link, or one pair per link ({2 * links} "
-                f"values), got {list(self.sole_size)}"
-            )
-        if len(self.contact_normals) not in (3, 3 * links) or not all(math.isfinite(x) for x in self.contact_normals):
-            raise ValueError(
-                f"contact_normals must be 3 finite numbers for every contact link, or 3 per link ({3 * links} "
-                f"values), got {list(self.contact_normals)}"
-            )
-        if len(self.contact_radius) not in (1, links) or not all(0.0 <= r <= 1.0 for r in self.contact_radius):
-            raise ValueError(
-                f"contact_radius must be in [0, 1] m, one for every contact link or one per link ({links} values), "
-                f"got {list(self.contact_radius)}"
-            )
-        for k in range(links):
-            if self.contact_shapes()[k][0] is not None and self._radius(k) > 0.0:
-                raise ValueError(f"contact '{self.contact_links[k]}' has a sole: its contact_radius must be 0")
+    kind: str
+    contacts: tuple[Contact, ...]
+    options: ContactQPOptions
+
+
+class SettingsMethods:
+    """Every parameter of rnea_node (``NODE_PARAMETERS``), validated: an instance is never invalid."""
+
+    def check(self) -> None:
+        """The rules across values: a sole's contact has no radius; a normal gives a direction;
+        gains given one way (kp/kd arrays or gains.<joint>.p/d), each a number ≥ 0."""
+        self._check_joint_gains()
+        shapes, radii = self.contact_shapes(), self.contact_radii()
+        for link, (half, _), radius in zip(self.contact_links, shapes, radii, strict=True):
+            if half is not None and radius > 0.0:
+                raise ValueError(f"contact '{link}' has a sole: its contact_radius must be 0")
         for k in range(0, len(self.contact_normals), 3):
             normal = self.contact_normals[k : k + 3]
             if any(normal) and max(abs(x) for x in normal) < MIN_NORMAL:
                 raise ValueError(
                     f"contact_normals: {list(normal)} is too small to give a direction (all zero: against gravity)"
                 )
-        for name in ("command_joints", "contact_links"):
-            names = getattr(self, name)
-            twice = sorted({n for n in names if names.count(n) > 1})
-            if twice:
-                raise ValueError(f"{name} lists {twice} more than once")
-        if self.command_source not in COMMAND_SOURCES:
-            raise ValueError(f"command_source must be one of {list(COMMAND_SOURCES)}, got '{self.command_source}'")
-        if len(self.wrench_topics) > MAX_TOPICS:
-            raise ValueError(f"wrench_topics lists {len(self.wrench_topics)} topics, at most {MAX_TOPICS}")
+
+    def _check_joint_gains(self) -> None:
+        for joint, kind, value in self.joint_gains:
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if kind not in GAIN_KINDS or not number or not 0.0 <= value < math.inf:
+                raise ValueError(f"{GAINS_PREFIX}{joint}.{kind} must be a finite number ≥ 0, got {value!r}")
+        if self.joint_gains and (self.kp or self.kd):
+            raise ValueError(
+                "gains given twice, as kp/kd and as gains.<joint>.p/d: give one of the two (kp: [] and kd: [] "
+                "clear the arrays)"
+            )
 
     @property
     def feedback(self) -> bool:
-        return any(self.kp) or any(self.kd)
+        return any(self.kp) or any(self.kd) or any(value for _, _, value in self.joint_gains)
 
-    def check_gains(self, joints: int) -> None:
-        """ValueError unless kp and kd each hold 0, 1 or ``joints`` (the command joints) values."""
+    def check_gains(self, command_joints: Sequence[str]) -> None:
+        """ValueError unless kp and kd each hold 0, 1 or one value per command joint, and gains.<joint>
+        name command joints only (with the closest name when one is a near miss)."""
         for name in ("kp", "kd"):
-            if len(getattr(self, name)) not in (0, 1, joints):
+            if len(getattr(self, name)) not in (0, 1, len(command_joints)):
                 raise ValueError(
-                    f"{name} has {len(getattr(self, name))} values: give 1, or one per command joint ({joints})"
+                    f"{name} has {len(getattr(self, name))} values: give 1, or one per command joint "
+                    f"({len(command_joints)})"
                 )
+        for joint in sorted({joint for joint, _, _ in self.joint_gains} - set(command_joints)):
+            close = difflib.get_close_matches(joint, command_joints, n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ValueError(f"{GAINS_PREFIX}{joint}: '{joint}' is no command joint{hint}")
 
-    def contact_shapes(self) -> list[tuple[tuple[float, float] | None, tuple[float, float, float] | None]]:
+    def contact_shapes(self) -> list[Shape]:
         """Per contact link: (sole half length and half width, or None for a point; the world-frame
         normal, or None for against gravity)."""
         shapes = []
@@ -129,20 +100,52 @@ class Settings:
 
     def contact_radii(self) -> list[float]:
         """Per contact link: its foot's radius (0: the contact at the link's origin)."""
-        return [self._radius(k) for k in range(len(self.contact_links))]
+        radius = self.contact_radius
+        return [radius[k] if len(radius) > 1 else radius[0] for k in range(len(self.contact_links))]
 
-    def _radius(self, k: int) -> float:
-        return self.contact_radius[k] if len(self.contact_radius) > 1 else self.contact_radius[0]
+    def contact_qp(self, links: Sequence[str]) -> ContactQP:
+        """The contact distribution these settings ask for onto ``links`` (contact_links, in order):
+        the one place where parameters become the library's arguments."""
+        contacts = tuple(
+            Contact(link, half, normal, radius)
+            for link, (half, normal), radius in zip(links, self.contact_shapes(), self.contact_radii(), strict=True)
+        )
+        options = ContactQPOptions(**{option.name: getattr(self, option.name) for option in fields(ContactQPOptions)})
+        return ContactQP(self.contact_distribution, contacts, options)
 
     def with_values(self, **values) -> Settings:
         """A copy with some values changed; ValueError (with the reason) when one is not valid."""
         return replace(self, **values)
 
 
+Settings = settings_class("Settings", NODE_PARAMETERS, SettingsMethods, extra=(("joint_gains", JointGains, ()),))
+
+
 def settings_from(values: dict[str, object], base: Settings | None = None) -> Settings:
     """Settings from ROS parameter values (all, or only those that change, applied to ``base``);
-    ValueError with the reason when one is not valid."""
-    return (base or Settings()).with_values(**typed_values(NODE_PARAMETERS, values))
+    ValueError with the reason when one is not valid. Parameters that are not rnea_node's own
+    (those rclpy declares: use_sim_time, qos_overrides.*, ...) are rclpy's business, not the settings'.
+    ``gains.<joint>.p`` and ``.d`` become ``joint_gains``, merged into ``base``'s."""
+    base = base or Settings()
+    own = {name: v for name, v in values.items() if name in _NAMES}
+    joint_gains = joint_gains_from(values, base.joint_gains)
+    if joint_gains is not None:
+        own["joint_gains"] = joint_gains
+    return base.with_values(**own)
+
+
+def joint_gains_from(values: Mapping[str, object], base: JointGains = ()) -> JointGains | None:
+    """The gains.<joint>.p and .d among ROS parameter values, merged into ``base``; None when there are none."""
+    given = {name: value for name, value in values.items() if name.startswith(GAINS_PREFIX)}
+    if not given:
+        return None
+    merged = {(joint, kind): value for joint, kind, value in base}
+    for name, value in given.items():
+        joint, _, kind = name[len(GAINS_PREFIX) :].rpartition(".")
+        if not joint or kind not in GAIN_KINDS:
+            raise ValueError(f"{name}: per-joint gains are {GAINS_PREFIX}<joint>.p and {GAINS_PREFIX}<joint>.d")
+        merged[(joint, kind)] = value
+    return tuple(sorted((joint, kind, value) for (joint, kind), value in merged.items()))
 
 
 def _unit(vector) -> tuple[float, float, float]:

@@ -24,7 +24,7 @@ from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
-from rnea_ros.node.settings import Settings
+from rnea_ros.node.settings import ContactQP, Settings
 
 MAX_CACHED_NAME_LISTS = 64
 # Only name lists a publisher of this robot could send are cached, so that a flood of huge
@@ -93,6 +93,44 @@ class NameMatcher:
 POINT_TIME_TOLERANCE = 1e-4  # s
 
 
+# What each input's reader (``inputs.INPUTS``) makes of a message, in the message's own terms; its
+# setter below checks it against the model and merges it.
+class DesiredPoints(NamedTuple):
+    """desired_accelerations in the message's joint order: 1-D for one point meaning "now" (``times``
+    None), 2-D with one row per point at ``times`` [s]; q and qd None unless every point has both."""
+
+    names: Sequence[str]
+    qdd: np.ndarray
+    q: np.ndarray | None = None
+    qd: np.ndarray | None = None
+    times: np.ndarray | None = None
+
+
+class WrenchReading(NamedTuple):
+    link: str  # header.frame_id
+    wrench: np.ndarray  # [f, m] applied on the robot, in and about the link's frame
+    stamp: float = 0.0
+
+
+class OdometryReading(NamedTuple):
+    q_base: np.ndarray  # [x, y, z, qx, qy, qz, qw] of the root link in the world
+    twist: np.ndarray  # [v, ω] in child_frame
+    child_frame: str
+    stamp: float = 0.0
+
+
+class ImuMessage(NamedTuple):
+    link: str  # header.frame_id
+    R_world_imu: np.ndarray
+    omega_imu: np.ndarray  # in the IMU frame
+    stamp: float = 0.0
+
+
+class BaseAccelerationReading(NamedTuple):
+    frame: str
+    classical: np.ndarray  # [a, α] of the root link, in its frame
+
+
 @dataclass(frozen=True)
 class Desired:
     """The latest desired_accelerations, in model order: one row per point (q, qd: None without a
@@ -131,6 +169,9 @@ class Inputs:
     q_desired: np.ndarray | None = None
     qd_desired: np.ndarray | None = None
     held: bool = False  # the desired point is stale: its positions held at rest (with feedback)
+    # What the settings make of the model, looked up once here so that the computation asks nothing back:
+    gains: tuple[np.ndarray, np.ndarray] | None = None  # kp, kd in model order (None: no feedback)
+    distribution: ContactDistribution | None = None  # onto the contact links (None: no contacts)
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,6 +250,49 @@ class BoundModel:
                 distribute(q0[:7], zero[:6], zero[:6], q0[7:], zero[6:], zero[6:])
 
 
+class SettingsCache:
+    """What the settings make of one ``BoundModel`` (gains in model order, contact distributions),
+    built once per settings object: the settings are replaced whole, so identity is the usual test."""
+
+    def __init__(self, bound: BoundModel) -> None:
+        self.bound = bound
+        self.n = bound.model.nv - (BASE_DOFS if bound.model.floating_base else 0)  # the joints
+        self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
+        # by user: (the settings, what they ask for, the distribution), replaced whole
+        self._contact_distributions: dict[str, tuple[Settings, ContactQP, ContactDistribution]] = {}
+
+    def contact_distribution(self, settings: Settings, user: str = "joint_states") -> ContactDistribution:
+        """The contact distribution these settings ask for (built once per set of values), one per
+        ``user``: each thread has its own (its work buffers and its warm start)."""
+        cached = self._contact_distributions.get(user)
+        if cached is not None and cached[0] is settings:  # the usual case: settings are replaced whole
+            return cached[2]
+        wanted = settings.contact_qp(self.bound.contacts.links)  # the live model's contact_links are the settings'
+        distribution = cached[2] if cached is not None and cached[1] == wanted else None
+        if distribution is None:
+            distribution = contact_distribution(wanted.kind, self.bound.model, list(wanted.contacts), wanted.options)
+        self._contact_distributions = {**self._contact_distributions, user: (settings, wanted, distribution)}
+        return distribution
+
+    def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+        """kp and kd in model order (given in command_joints order, or one value for all);
+        joints outside command_joints get no feedback. Built once per pair of settings."""
+        key = (settings.kp, settings.kd, settings.joint_gains)
+        cached = self._gains
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        arrays = []
+        for given in key[:2]:
+            gains = np.zeros(self.n)
+            if given:
+                gains[self.bound.command_order] = given if len(given) > 1 else given[0]
+            arrays.append(gains)
+        for joint, kind, value in settings.joint_gains:  # command joints (Settings.check_gains)
+            arrays["pd".index(kind)][self.bound.matcher.index[joint]] = value
+        self._gains = (key, (arrays[0], arrays[1]))  # replaced whole: the joint_states thread reads it
+        return arrays[0], arrays[1]
+
+
 class LiveModel:
     """One ``BoundModel`` and the latest inputs merged into it (see the module docstring)."""
 
@@ -231,18 +315,12 @@ class LiveModel:
         self.odometry: BaseState | None = None
         self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
-        self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
-        self._contact_distributions: dict[str, tuple[tuple, ContactDistribution]] = {}  # by user
+        self.settings_cache = SettingsCache(bound)  # what the settings make of this model
 
     @classmethod
-    def build(
-        cls,
-        model: RobotModel | CorrectedModel,
-        command_joints: Sequence[str] = (),
-        contact_links: Sequence[str] = (),
-        description: str = "",
-    ) -> LiveModel:
-        return cls(BoundModel.build(model, command_joints, contact_links, description))
+    def build(cls, model: RobotModel | CorrectedModel, *args: Sequence[str] | str, **kwargs) -> LiveModel:
+        """A LiveModel on a new ``BoundModel`` (``BoundModel.build``'s arguments and errors)."""
+        return cls(BoundModel.build(model, *args, **kwargs))
 
     def rebound(self, bound: BoundModel) -> LiveModel:
         """A new LiveModel on ``bound`` (the same joints) that keeps this one's inputs; this one is left as it is."""
@@ -262,6 +340,7 @@ class LiveModel:
     command_joints = property(lambda self: self.bound.command_joints)
     contact_links = property(lambda self: self.bound.contact_links)
     command_order = property(lambda self: self.bound.command_order)
+    command_names = property(lambda self: [self.model.joint_names[j] for j in self.bound.command_order])
     command_limits = property(lambda self: self.bound.command_limits)
     contacts = property(lambda self: self.bound.contacts)
     matcher = property(lambda self: self.bound.matcher)
@@ -271,61 +350,6 @@ class LiveModel:
         if self.payload is None:
             return "none"
         return f"{self.payload.inertial.mass:.3f} kg on '{self.payload.link}'"
-
-    def contact_distribution(self, settings: Settings, user: str = "joint_states") -> ContactDistribution:
-        """The contact distribution these settings ask for (built once per set of values), one per
-        ``user``: each thread has its own (its work buffers and its warm start)."""
-        key = (
-            settings.contact_distribution,
-            settings.friction_coefficient,
-            settings.min_normal_force,
-            settings.friction_margin,
-            settings.sole_margin,
-            settings.tangential_weight,
-            settings.moment_length,
-            settings.sole_size,
-            settings.contact_normals,
-            settings.contact_radius,
-        )
-        cached = self._contact_distributions.get(user)
-        if cached is None or cached[0] != key:
-            shapes = settings.contact_shapes()  # the live model's contact_links are the settings' (read-only)
-            contacts = [
-                Contact(link, half, normal, radius)
-                for link, (half, normal), radius in zip(
-                    self.contacts.links, shapes, settings.contact_radii(), strict=True
-                )
-            ]
-            distribution = contact_distribution(
-                settings.contact_distribution,
-                self.model,
-                contacts,
-                settings.friction_coefficient,
-                settings.min_normal_force,
-                settings.friction_margin,
-                settings.sole_margin,
-                settings.tangential_weight,
-                settings.moment_length,
-            )
-            cached = (key, distribution)
-            self._contact_distributions = {**self._contact_distributions, user: cached}  # replaced whole
-        return cached[1]
-
-    def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
-        """kp and kd in model order (given in command_joints order, or one value for all);
-        joints outside command_joints get no feedback. Built once per pair of settings."""
-        key = (settings.kp, settings.kd)
-        cached = self._gains
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        arrays = []
-        for given in key:
-            gains = np.zeros(self.n)
-            if given:
-                gains[self.command_order] = given if len(given) > 1 else given[0]
-            arrays.append(gains)
-        self._gains = (key, (arrays[0], arrays[1]))  # replaced whole: the joint_states thread reads it
-        return arrays[0], arrays[1]
 
     # --- joint_states ------------------------------------------------------------------------
     def merge_joint_states(
@@ -359,60 +383,49 @@ class LiveModel:
         return [self.model.joint_names[j] for j in np.flatnonzero(never | old)]
 
     # --- other inputs ------------------------------------------------------------------------
-    def set_desired(
-        self,
-        names: Sequence[str],
-        qdd: np.ndarray,
-        q: np.ndarray | None,
-        qd: np.ndarray | None,
-        now: float,
-        times: np.ndarray | None = None,
-    ) -> None:
+    def set_desired(self, points: DesiredPoints, now: float) -> None:
         """Desired points (the message's joint order; 1-D: one point, 2-D: one row per point at
-        ``times``) in model order: unnamed joints get q̈ = 0 and no state."""
-        match = self.matcher.match(names)
+        ``points.times``) in model order: unnamed joints get q̈ = 0 and no state."""
+        match = self.matcher.match(points.names)
         message_rows, model_rows = match.message_rows, match.model_rows
-        qdd = np.atleast_2d(qdd)
+        qdd = np.atleast_2d(points.qdd)
         model_qdd = np.zeros((len(qdd), self.n))
         model_qdd[:, model_rows] = qdd[:, message_rows]
         model_q = model_qd = None
-        if q is not None and qd is not None:
-            q, qd = np.atleast_2d(q), np.atleast_2d(qd)
+        if points.q is not None and points.qd is not None:
+            q, qd = np.atleast_2d(points.q), np.atleast_2d(points.qd)
             model_q, model_qd = np.full((len(q), self.n), math.nan), np.full((len(qd), self.n), math.nan)
             model_q[:, model_rows], model_qd[:, model_rows] = q[:, message_rows], qd[:, message_rows]
-        self.desired = Desired(model_qdd, model_q, model_qd, now, times)
+        self.desired = Desired(model_qdd, model_q, model_qd, now, points.times)
 
-    def set_wrench(self, link: str, wrench: np.ndarray, now: float, stamp: float = 0.0) -> None:
+    def set_wrench(self, reading: WrenchReading, now: float) -> None:
+        link = reading.link
         if link not in self.links:
             raise InvalidMessageError(
                 "unknown_wrench_frame", f"wrench in frame '{link}', which is no link of the robot"
             )
-        self.wrenches = {**self.wrenches, link: (wrench, now, stamp)}
+        self.wrenches = {**self.wrenches, link: (reading.wrench, now, reading.stamp)}
 
-    def set_odometry(
-        self, q_base: np.ndarray, v_base: np.ndarray, child_frame: str, now: float, stamp: float = 0.0
-    ) -> None:
+    def set_odometry(self, reading: OdometryReading, now: float) -> None:
         base_link = self.model.base_link
-        if child_frame != base_link:
+        if reading.child_frame != base_link:
             raise InvalidMessageError(
                 "wrong_child_frame",
-                f"base_odometry child_frame_id is '{child_frame}', but the twist must be in the "
+                f"base_odometry child_frame_id is '{reading.child_frame}', but the twist must be in the "
                 f"robot's root link '{base_link}'",
             )
-        self.odometry = BaseState(q_base, v_base, "base_odometry", now, stamp)
+        self.odometry = BaseState(reading.q_base, reading.twist, "base_odometry", now, reading.stamp)
 
-    def set_imu(
-        self, link: str, R_world_imu: np.ndarray, omega_imu: np.ndarray, now: float, stamp: float = 0.0
-    ) -> None:
-        if not self.model.carried_by_base(link):
-            raise InvalidMessageError("imu_frame", f"frame '{link}' is not a link of the robot")
-        self.imu = ImuReading(R_world_imu, omega_imu, link, now, stamp)
+    def set_imu(self, reading: ImuMessage, now: float) -> None:
+        if not self.model.carried_by_base(reading.link):
+            raise InvalidMessageError("imu_frame", f"frame '{reading.link}' is not a link of the robot")
+        self.imu = ImuReading(reading.R_world_imu, reading.omega_imu, reading.link, now, reading.stamp)
 
-    def set_base_acceleration(self, frame: str, classical: np.ndarray, now: float) -> None:
+    def set_base_acceleration(self, reading: BaseAccelerationReading, now: float) -> None:
         base_link = self.model.base_link
-        if frame not in ("", base_link):
-            raise InvalidMessageError("wrong_frame", f"frame '{frame}' is not the root link '{base_link}'")
-        self.base_acceleration = (classical, now)
+        if reading.frame not in ("", base_link):
+            raise InvalidMessageError("wrong_frame", f"frame '{reading.frame}' is not the root link '{base_link}'")
+        self.base_acceleration = (reading.classical, now)
 
     # --- what to compute with ----------------------------------------------------------------
     def inputs_now(self, now: float, settings: Settings) -> Inputs:
@@ -438,11 +451,15 @@ class LiveModel:
                 q = np.where(np.isnan(q_desired), q, q_desired)
                 qd = np.where(np.isnan(qd_desired), qd, qd_desired)
         wrenches = self.fresh_wrenches(now, settings.wrench_timeout)
+        gains = self.settings_cache.gains(settings) if settings.feedback else None
         if not self.floating:
-            return Inputs(q, qd, qdd, wrenches, None, None, self.q, self.qd, q_desired, qd_desired, held)
+            return Inputs(q, qd, qdd, wrenches, None, None, self.q, self.qd, q_desired, qd_desired, held, gains)
         base = self.fresh_base(now, settings.base_timeout, q, qd)
         base_qdd = self._base_acceleration(now, settings.acceleration_timeout)
-        return Inputs(q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired, held)
+        distribution = self.settings_cache.contact_distribution(settings) if self.contacts is not None else None
+        return Inputs(
+            q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired, held, gains, distribution
+        )
 
     def desired_fresh(self, now: float, timeout: float) -> bool:
         """An unstamped desired point is fresh for ``timeout`` after it arrived; a stamped trajectory

@@ -103,8 +103,8 @@ def effort_commands(
     """The commands in ``command_joints`` order and how many were clipped (see the module docstring)."""
     source = settings.command_source
     u = tau if source == "inverse_dynamics" else gravity if source == "gravity" else live.zeros
-    if settings.feedback and inputs.q_desired is not None and inputs.qd_desired is not None:
-        kp, kd = live.gains(settings)
+    if inputs.gains is not None and inputs.q_desired is not None and inputs.qd_desired is not None:
+        kp, kd = inputs.gains
         u = u + np.nan_to_num(kp * (inputs.q_desired - inputs.q_measured), nan=0.0)
         u = u + np.nan_to_num(kd * (inputs.qd_desired - inputs.qd_measured), nan=0.0)
     commands = np.empty(len(live.command_order))  # a new array: clipping it leaves τ alone
@@ -143,8 +143,8 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
         if inputs.base_acceleration is None
         else base_acceleration(inputs.base_acceleration, base.v)
     )
-    if live.contacts is not None:
-        distribute = live.contact_distribution(settings)
+    if inputs.distribution is not None:
+        distribute = inputs.distribution
         tau, gravity, f = distribute(base.q, base.v, base_qdd, inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
         return _floating_base_outputs(live, inputs, settings, tau, gravity, f)
     q = np.concatenate([base.q, inputs.q])

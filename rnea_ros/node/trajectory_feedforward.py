@@ -29,8 +29,8 @@ import numpy as np
 
 from rnea_ros.dynamics.contact_distribution import ContactDistribution
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState
+from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
 from rnea_ros.node.state import InvalidMessageError, LiveModel
-from rnea_ros.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
 
 # A floating base's points are computed one by one (~50 µs each, in Python, on the executor's thread
 # beside the joint_states thread): 20,000 points (200 s at the default resampling) take about a second.

@@ -264,4 +264,88 @@ SIM_PARAMETERS += (
         read_only=True,
     ),
 )
+# the joint_trajectory_controller's action and state, as its jazzy parameters name them (``constraints.*``)
+SIM_PARAMETERS += (
+    ParameterSpec(
+        "action_name",
+        "string",
+        "joint_trajectory_controller/follow_joint_trajectory",
+        "controller joint_trajectory: its control_msgs/FollowJointTrajectory action server; empty: none.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "state_topic",
+        "string",
+        "joint_trajectory_controller/controller_state",
+        "controller joint_trajectory: control_msgs/JointTrajectoryControllerState (reference, feedback, error, "
+        "output = the effort commanded); empty: none.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "state_publish_rate",
+        "double",
+        100.0,
+        "controller_state messages per second [Hz] (the JTC publishes one per update).",
+        read_only=True,
+        range=(1.0, 10000.0),
+    ),
+    ParameterSpec(
+        "action_monitor_rate",
+        "double",
+        20.0,
+        "Feedback and results of the action per second [Hz], as the JTC's action_monitor_rate.",
+        read_only=True,
+        range=(0.1, 1000.0),
+    ),
+    ParameterSpec(
+        "constraints_goal_time",
+        "double",
+        0.0,
+        "The JTC's constraints.goal_time: default time after the last point to reach the goal tolerance [s]; "
+        "0: wait forever.",
+        read_only=True,
+        range=(0.0, 1000000.0),
+    ),
+    ParameterSpec(
+        "constraints_stopped_velocity_tolerance",
+        "double",
+        0.01,
+        "The JTC's constraints.stopped_velocity_tolerance: default goal velocity tolerance [rad/s] (0: none).",
+        read_only=True,
+        range=(0.0, 1000000.0),
+    ),
+    ParameterSpec(
+        "constraints_trajectory",
+        "double_array",
+        (0.0,),
+        "The JTC's constraints.<joint>.trajectory per joint of `joints` (one: all): default path position "
+        "tolerance [rad] (0: none).",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "constraints_goal",
+        "double_array",
+        (0.0,),
+        "The JTC's constraints.<joint>.goal per joint (one: all): default goal position tolerance [rad] (0: none).",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "allow_nonzero_velocity_at_trajectory_end",
+        "bool",
+        False,
+        "As the JTC's: false refuses an action goal whose last point has a velocity (topic trajectories are "
+        "taken either way).",
+        read_only=True,
+    ),
+)
 SimSettings = settings_class("SimSettings", SIM_PARAMETERS)
+
+
+def per_joint(values, n: int, name: str) -> list[float]:
+    """A parameter given once for every joint or once per joint, as ``n`` values (ValueError otherwise)."""
+    values = [float(v) for v in values]
+    if len(values) == 1:
+        return values * n
+    if len(values) != n:
+        raise ValueError(f"{name} has {len(values)} values: give 1 or {n}")
+    return values

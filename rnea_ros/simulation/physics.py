@@ -18,6 +18,8 @@ import mujoco
 import numpy as np
 from lxml import etree
 
+from rnea_ros.simulation.scene import add_free_base_and_ground, add_payload
+
 NO_PASSIVE_NO_CONSTRAINT = (
     mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_SPRING | mujoco.mjtDisableBit.mjDSBL_DAMPER
 )
@@ -169,9 +171,9 @@ class SimRobot:
         spec.option.timestep = options.timestep
         spec.option.gravity = list(options.gravity)
         if options.payload is not None:
-            self._add_payload(options.payload, options.sensor_link)
+            add_payload(spec, options.payload, options.sensor_link)
         if options.floating_base:
-            self._add_free_base_and_ground(options)
+            self.base_link = add_free_base_and_ground(spec, options)
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         self.joint_names = [j.name for j in joints]  # every movable joint, mimics included
@@ -223,60 +225,6 @@ class SimRobot:
         if int(joint.type[0]) not in HINGE_OR_SLIDE:
             raise ValueError(f"joint '{name}' is not a hinge or slide in MuJoCo")
         return int(joint.qposadr[0]), int(joint.dofadr[0])
-
-    def _add_free_base_and_ground(self, options: SimOptions) -> None:
-        spec = self.spec
-        root = spec.worldbody.first_body()
-        self.base_link = root.name
-        root.add_freejoint(name="rnea_sim_base")
-        half_slope = options.ground_slope / 2
-        spec.worldbody.add_geom(
-            name="ground",
-            type=mujoco.mjtGeom.mjGEOM_PLANE,
-            size=[0, 0, 1],
-            quat=[math.cos(half_slope), 0.0, -math.sin(half_slope), 0.0],  # about world y: z → ground_normal
-            friction=[options.friction, 0.005, 0.0001],
-        )
-        for link in options.contact_links:
-            body = spec.body(link)
-            if body is None:
-                raise ValueError(f"contact link '{link}' is not a link of the URDF")
-            if options.soles:
-                thickness = 0.01
-                shape = {
-                    "type": mujoco.mjtGeom.mjGEOM_BOX,
-                    "size": [options.sole_size[0] / 2, options.sole_size[1] / 2, thickness / 2],
-                    "pos": [0.0, 0.0, thickness / 2],  # the bottom face in the link's x-y plane
-                }
-            else:
-                shape = {"type": mujoco.mjtGeom.mjGEOM_SPHERE, "size": [options.contact_radius, 0, 0]}
-            body.add_geom(name=f"rnea_sim_contact_{link}", friction=[options.friction, 0.005, 0.0001], **shape)
-        # Hard contacts, as MuJoCo Menagerie's legged robots have them (elliptic cones, impratio 100),
-        # and stiff (the stiffest stable solref): with MuJoCo's soft defaults a rigid body at rest on a
-        # 15° slope with μ = 0.5 crept 25 mm in 10 s; with these, < 0.01 mm.
-        spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
-        spec.option.impratio = 100.0
-        for geom in ("ground", *(f"rnea_sim_contact_{link}" for link in options.contact_links)):
-            spec.geom(geom).solref = [2 * options.timestep, 1.0]
-            spec.geom(geom).solimp = [0.99, 0.9999, 0.001, 0.5, 2.0]
-
-    def _add_payload(self, payload: Payload, sensor_link: str) -> None:
-        link = self.spec.body(payload.link)
-        if link is None:
-            raise ValueError(f"payload link '{payload.link}' is not a link of the URDF")
-        body = link.add_body(name="rnea_sim_payload")
-        body.mass = payload.mass
-        body.ipos = list(payload.com)
-        body.inertia = [max(i, 1e-9) for i in payload.inertia]
-        body.explicitinertial = True
-        if sensor_link:
-            if sensor_link != payload.link:
-                raise ValueError(f"the force/torque sensor must be on the payload's link '{payload.link}'")
-            body.add_site(name="rnea_sim_ft")
-            for kind, name in ((mujoco.mjtSensor.mjSENS_FORCE, "force"), (mujoco.mjtSensor.mjSENS_TORQUE, "torque")):
-                self.spec.add_sensor(
-                    name=f"rnea_sim_{name}", type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="rnea_sim_ft"
-                )
 
     def _sensor_rows(self) -> np.ndarray:
         force, torque = self.model.sensor("rnea_sim_force"), self.model.sensor("rnea_sim_torque")

@@ -11,19 +11,36 @@ trajectory replaces the old from its first sample: it starts at its ``header.sta
 arrives), and until its first point the JTC interpolates from the state it started from; after
 its last point it holds it. Without a trajectory it holds the position it started at.
 
-Where it differs from the real JTC: no action server, goal or path tolerances, no partial joint
-goals (every commanded joint must be in the trajectory), no angle wraparound, no speed scaling;
-gains per joint in parameter arrays instead of ``gains.<joint>.p``; the integral term is clamped
-to ±i_clamp (the JTC's PID from control_toolbox also offers anti-windup variants).
+Goals and their tolerances (the FollowJointTrajectory action) are the stand-in's
+(``jtc_stand_in``, ``goal_tolerances``); ``last`` keeps each cycle's sample for them and for the
+controller state. Where it differs from the real JTC: no partial joint goals (every commanded
+joint must be in the trajectory), no angle wraparound, no speed scaling; gains per joint in
+parameter arrays instead of ``gains.<joint>.p``; the integral term is clamped to ±i_clamp (the
+JTC's PID from control_toolbox also offers anti-windup variants).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from rnea_ros.trajectory import JointSpline, Trajectory, linear_efforts
+from rnea_ros.motion.trajectory import JointSpline, Trajectory, linear_efforts
+
+
+class Sample(NamedTuple):
+    """One cycle: the trajectory's time, the state it asked for, the state measured, the command."""
+
+    time: float  # time_from_start of the active trajectory [s]
+    after_last_point: float  # time past its last point [s] (negative before it)
+    desired: tuple[np.ndarray, np.ndarray, np.ndarray]  # q, q̇, q̈
+    actual: tuple[np.ndarray, np.ndarray]  # q, q̇
+    command: np.ndarray  # the efforts commanded (feed-forward included)
+    tag: object  # what came with the active trajectory (its goal)
+
+
+KEEP = object()  # a trajectory that keeps the active one's tag (the JTC's topic: the goal stays)
 
 
 @dataclass(frozen=True)
@@ -41,29 +58,38 @@ class TrajectoryController:
         self.joints = list(joints)
         self.gains = gains
         self.integral = np.zeros(len(joints))  # the i term, clamped
-        self._pending: tuple[Trajectory, float | None] | None = None
+        self._pending: tuple[Trajectory, float | None, object] | None = None
+        self.tag: object = None  # the active trajectory's
         self._spline: JointSpline | None = None
         self._efforts: tuple[np.ndarray, np.ndarray] | None = None  # (times, efforts)
         self._start = 0.0  # the active trajectory's time 0, in the caller's clock
         self.trajectories = 0  # taken
+        self.last: Sample | None = None  # this cycle's (one assignment: read by other threads)
+        self.holding = False  # holding a position (not following a trajectory): no tolerances checked
 
     @property
     def has_trajectory(self) -> bool:
         """A trajectory was taken, or one waits for the next ``command``."""
         return self.trajectories > 0 or self._pending is not None
 
-    def receive(self, trajectory: Trajectory, start: float | None) -> None:
-        """A new trajectory (its joints in any order; ``start``: its time 0, None: when first sampled).
-        ValueError when it does not name every joint of this controller exactly once."""
+    def receive(self, trajectory: Trajectory, start: float | None, tag: object = KEEP) -> None:
+        """A new trajectory (its joints in any order; ``start``: its time 0, None: when first sampled)
+        and its ``tag`` (each Sample of it carries it; KEEP: the active one's, or that of one not yet
+        taken). ValueError when it does not name every joint of this controller exactly once.
+        Called from one thread; ``command`` from another."""
         names = list(trajectory.joint_names)
         if sorted(names) != sorted(self.joints) or len(set(names)) != len(names):
             raise ValueError(f"the trajectory must name exactly the joints {self.joints}, got {names}")
-        self._pending = (trajectory, start)  # taken by the next ``command`` (one assignment: thread-safe)
+        pending = self._pending
+        if tag is KEEP and pending is not None:
+            tag = pending[2]
+        self._pending = (trajectory, start, tag)  # taken by the next ``command`` (one assignment: thread-safe)
 
     def hold(self, q: np.ndarray) -> None:
         """Holds ``q`` (what the JTC does on activation, before any trajectory)."""
         self._spline = JointSpline(np.array([0.0]), np.asarray(q, dtype=float)[None, :])
         self._efforts, self._start = None, 0.0
+        self.holding = True
 
     def command(self, now: float, dt: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """The efforts of this cycle at time ``now`` with the measured ``q``, ``qd``."""
@@ -73,17 +99,21 @@ class TrajectoryController:
         if self._spline is None:
             self.hold(q)
         t = now - self._start
-        q_d, qd_d, _ = self._spline.sample(np.array([t]))
+        q_d, qd_d, qdd_d = self._spline.sample(np.array([t]))
         feedforward = np.zeros(len(self.joints))
         if self._efforts is not None:
             feedforward = linear_efforts(*self._efforts, np.array([t + dt]))[0]
         error, error_dot = q_d[0] - q, qd_d[0] - qd
         g = self.gains
         self.integral = np.clip(self.integral + g.i * error * dt, -g.i_clamp, g.i_clamp)
-        return feedforward + g.p * error + self.integral + g.d * error_dot
+        command = feedforward + g.p * error + self.integral + g.d * error_dot
+        after = t - self._spline.times[-1]
+        self.last = Sample(t, after, (q_d[0], qd_d[0], qdd_d[0]), (np.array(q), np.array(qd)), command, self.tag)
+        return command
 
-    def _activate(self, trajectory: Trajectory, start: float | None, now: float, q, qd) -> None:
+    def _activate(self, trajectory: Trajectory, start: float | None, tag: object, now: float, q, qd) -> None:
         """The new trajectory, in this controller's joint order, from the state it starts from."""
+        self.tag = self.tag if tag is KEEP else tag
         order = [list(trajectory.joint_names).index(name) for name in self.joints]
         self._start = now if start is None else start
         times = trajectory.times
@@ -102,4 +132,5 @@ class TrajectoryController:
                 accelerations = np.vstack([np.zeros(len(order)), accelerations])
         self._spline = JointSpline(times, positions, velocities, accelerations)
         self._efforts = (times, efforts)
+        self.holding = False
         self.trajectories += 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from rnea_ros import RobotModel
-from rnea_ros.demo.trajectories import MultiSine
+from rnea_ros.motion.multisine import MultiSine
 from rnea_ros.testing.reference import ARM_URDF
 
 ARM = RobotModel.from_urdf(ARM_URDF)

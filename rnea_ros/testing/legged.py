@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rnea_ros import RobotModel
-from rnea_ros.demo.trajectories import MultiSine
+from rnea_ros.motion.multisine import MultiSine
 from rnea_ros.testing.reference import EXAMPLE_ROBOT_DATA, robot_urdf
 
 SOLO_URDF = robot_urdf("solo_description/robots/solo12.urdf")

@@ -40,7 +40,7 @@ def track_in_real_time(
     from ``description``."""
     from rnea_ros.demo.closed_loop import planned_trajectory, run_trajectory_loop
     from rnea_ros.demo.demo import KD, KP, START
-    from rnea_ros.demo.trajectories import fast_multisine
+    from rnea_ros.motion.multisine import fast_multisine
 
     trajectory = fast_multisine(np.array(START), moving=7)
     planned = planned_trajectory(list(ARM.joint_names), trajectory, SECONDS, spacing=0.1)

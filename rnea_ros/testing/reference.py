@@ -101,9 +101,11 @@ class PinocchioReference:
         v = self.v(np.asarray(qd, dtype=float))
         return self.tau_to_ours(self.model.damping * v + self.model.friction * np.tanh(v / 0.01))
 
-    def node_torques(self, q, qd, qdd, wrenches=None) -> np.ndarray:
-        """What rnea_node publishes without corrections: the rigid bodies and the URDF's joint dynamics."""
-        return self.inverse_dynamics(q, qd, qdd, wrenches) + self.joint_dynamics(qd)
+    def node_torques(self, q, qd, qdd, wrenches=None, urdf_joint_dynamics: bool = False) -> np.ndarray:
+        """What rnea_node publishes without corrections: the rigid bodies, and the URDF's joint dynamics
+        with its parameter ``urdf_joint_dynamics`` true."""
+        tau = self.inverse_dynamics(q, qd, qdd, wrenches)
+        return tau + self.joint_dynamics(qd) if urdf_joint_dynamics else tau
 
     def nonlinear_effects(self, q, qd) -> np.ndarray:
         return self.tau_to_ours(pin.nonLinearEffects(self.model, self.data, self.q(q), self.v(qd)))

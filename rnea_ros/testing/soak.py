@@ -40,7 +40,7 @@ from std_msgs.msg import String
 
 from rnea_ros import RobotModel
 from rnea_ros.demo.example_robot import example_arm_urdf, smooth_trajectory
-from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.testing.domain import reserve_domain_id
 
 DESCRIPTION_QOS = QoSProfile(
@@ -138,17 +138,9 @@ def _node_counts(diagnostics: dict[str, str]) -> tuple[int, int]:
     return int(diagnostics.get("joint_states total", 0)), int(diagnostics.get("published", 0))
 
 
-def _urdf_friction(model: RobotModel, qd: np.ndarray) -> np.ndarray:
-    """The URDF's joint damping and friction, as rnea_node adds them (urdf_joint_dynamics)."""
-    terms = np.zeros(model.nv)
-    for name, (damping, friction) in model.joint_dynamics.items():
-        j = model.joint_names.index(name)
-        terms[j] = damping * qd[j] + friction * np.tanh(qd[j] / 0.01)
-    return terms
-
-
 def _node_torques(model: RobotModel, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    return model.inverse_dynamics(q, qd, np.zeros(model.nv)) + _urdf_friction(model, qd)
+    """What rnea_node publishes with its defaults: the rigid bodies (urdf_joint_dynamics false)."""
+    return model.inverse_dynamics(q, qd, np.zeros(model.nv))
 
 
 def start_node(env: dict) -> subprocess.Popen:

@@ -18,6 +18,8 @@ from rnea_ros.testing.recorded_data import heavier_link_urdf, simulate, write_ba
 
 NOMINAL = example_arm_urdf()
 MODEL = RobotModel.from_urdf(NOMINAL)
+# simulate() gives the joints the URDF's <dynamics> (as the simulator does): the model has them too
+AS_SIMULATED = MODEL.with_corrections(None, urdf_dynamics=True)
 SECONDS = 12.0
 VISCOUS = 2.0  # N·m·s/rad on joint3
 
@@ -38,7 +40,7 @@ def modified_bag(tmp_path_factory, modified):
 
 
 def summaries(path, chunk=5000, **options) -> dict[str, dict]:
-    analysis = analyze(MODEL, open_recording(path, "/joint_states", chunk), **options)
+    analysis = analyze(AS_SIMULATED, open_recording(path, "/joint_states", chunk), **options)
     return {name: analysis.fits.summary(j) for j, name in enumerate(analysis.joint_names)}
 
 
@@ -95,7 +97,7 @@ def test_chunking_does_not_change_results(tmp_path, modified_bag):
     outputs = []
     for chunk in (7, 700, 100_000):  # 7 samples: much shorter than the 50 ms window
         with open(tmp_path / f"{chunk}.csv", "wb") as f:
-            analyze(MODEL, open_recording(modified_bag, "/joint_states", chunk), csv_file=f)
+            analyze(AS_SIMULATED, open_recording(modified_bag, "/joint_states", chunk), csv_file=f)
         outputs.append((tmp_path / f"{chunk}.csv").read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]
 
@@ -165,7 +167,7 @@ def test_stamps_out_of_order_are_sorted_or_skipped(tmp_path, exact):
     lines[11], lines[12] = lines[12], lines[11]  # inside the first chunk of 1000
     lines[1001], lines[2001] = lines[2001], lines[1001]  # sample 2000 comes first, in chunk 1
     path.write_text("\n".join(lines) + "\n")
-    analysis = analyze(MODEL, open_recording(path, "/joint_states", chunk=1000))
+    analysis = analyze(AS_SIMULATED, open_recording(path, "/joint_states", chunk=1000))
     assert analysis.out_of_order >= 1
     assert analysis.samples + analysis.out_of_order == len(exact.t)
     for j in range(6):
@@ -177,7 +179,7 @@ def test_cli_identify_writes_corrections_that_find_the_friction(tmp_path, modifi
 
     from rnea_ros.dynamics.corrections import Corrections
 
-    assert main([str(modified_bag), "--out", str(tmp_path / "out"), "--no-csv", "--identify"]) == 0
+    assert main([str(modified_bag), "--out", str(tmp_path / "out"), "--no-csv", "--identify", "--urdf-dynamics"]) == 0
     out = capsys.readouterr().out
     assert "residual RMS" in out and "n/i: the recording does not determine it" in out
     corrections = Corrections.from_dict(yaml.safe_load((tmp_path / "out/corrections.yaml").read_text()))

@@ -10,7 +10,9 @@ from rnea_ros import RobotModel
 from rnea_ros.analysis.cli import main
 from rnea_ros.demo.example_robot import example_arm_urdf
 from rnea_ros.node.core import RneaCore, build_live_model
+from rnea_ros.node.inputs import BY_TOPIC
 from rnea_ros.node.settings import Settings
+from rnea_ros.node.state import DesiredPoints
 
 URDF = example_arm_urdf()
 CORRECTIONS = {
@@ -65,7 +67,7 @@ def test_node_and_rnea_analyze_give_the_same_corrected_torques(tmp_path):
     rows = np.searchsorted(t, sample_t)
     assert len(rows) > 0.8 * len(t) and np.allclose(t[rows], sample_t)
     for k in rows[:: max(1, len(rows) // 40)]:
-        core.desired(names, qdd[k], q[k], qd[k])
+        core.receive(BY_TOPIC["desired_accelerations"], DesiredPoints(names, qdd[k], q[k], qd[k]))
         outputs = core.joint_states(names, q[k], qd[k], True, t[k], lambda now=t[k]: now)
         np.testing.assert_allclose(analysed[rows.tolist().index(k)], outputs.tau, atol=2e-6)  # CSV: 6 decimals
     uncorrected = RobotModel.from_urdf(URDF).inverse_dynamics(q[rows], qd[rows], qdd[rows])

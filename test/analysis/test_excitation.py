@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.analysis.excitation import ConditionNumber, Margins, design, load, main, urdf_limits
-from rnea_ros.demo.trajectories import MultiSine, multisine
+from rnea_ros.analysis.excitation import ConditionNumber, Excitation, Margins, design, load, main, urdf_limits
+from rnea_ros.motion.multisine import MultiSine, multisine
 from rnea_ros.testing.arm_in_mujoco import ARM, START, exciting
 from rnea_ros.testing.reference import ARM_URDF
 
@@ -72,3 +72,47 @@ def test_rnea_excite_writes_what_rnea_play_reads(tmp_path, capsys):
     bad.write_text("joints: [a]\nstart: [.nan]\nfrequencies: [0.1]\namplitudes: [[1.0]]\n")
     with pytest.raises(ValueError, match="malformed"):
         load(bad)
+
+
+def with_transmissions(urdf: str) -> str:
+    """The URDF with a ros_control <transmission> per joint, as real robots' URDFs carry them (its
+    <joint> names a joint: no type, no limits)."""
+    transmissions = "".join(
+        f'<transmission name="t_{name}"><type>transmission_interface/SimpleTransmission</type>'
+        f'<joint name="{name}"><hardwareInterface>hardware_interface/EffortJointInterface</hardwareInterface></joint>'
+        f'<actuator name="m_{name}"><mechanicalReduction>50</mechanicalReduction></actuator></transmission>'
+        for name in ARM.joint_names
+    )
+    return urdf.replace("</robot>", transmissions + "</robot>")
+
+
+def test_a_transmissions_joint_is_no_joint_its_limits_stay_the_urdfs(tmp_path, capsys):
+    urdf = with_transmissions(ARM_URDF)
+    limits, plain = urdf_limits(ARM, urdf), urdf_limits(ARM, ARM_URDF)
+    for field in ("lower", "upper", "velocity", "effort"):
+        np.testing.assert_array_equal(getattr(limits, field), getattr(plain, field), err_msg=field)
+    path, out = tmp_path / "arm.urdf", tmp_path / "excitation.yaml"
+    path.write_text(urdf)
+    arm = [f"joint{k}" for k in range(1, 8)]
+    assert main([str(path), "--joints", *arm, "--iterations", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "condition number inf" not in printed
+    _, trajectory = load(out)
+    assert np.all(np.abs(trajectory.amplitudes[:7]).sum(axis=1) > 0.0)  # every arm joint moves
+
+
+def test_a_joint_that_would_never_move_is_refused_and_nothing_is_written(tmp_path, capsys):
+    path, out = tmp_path / "arm.urdf", tmp_path / "excitation.yaml"
+    path.write_text(ARM_URDF)
+    # the finger's travel is less than twice the position margin: it has no room to move
+    assert main([str(path), "--joints", "joint1", "finger_left_joint", "--iterations", "3", "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("rnea_excite: joints ['finger_left_joint'] never move") and "\n" not in error
+    assert not out.exists()
+
+
+def test_an_infinite_condition_number_is_refused():
+    still = MultiSine(START, np.zeros((ARM.nv, 5)), 0.1 * np.arange(1, 6))
+    moving = np.zeros(ARM.nv, dtype=bool)
+    assert "infinite" in Excitation(still, list(ARM.joint_names), np.inf, 1, moving).refusal()
+    assert Excitation(still, list(ARM.joint_names), 12.0, 1, moving).refusal() is None

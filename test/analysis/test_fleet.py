@@ -29,7 +29,7 @@ def fleet(tmp_path_factory) -> list[str]:
 
 
 def test_the_worn_robot_is_flagged_and_the_pool_finds_the_common_friction(fleet):
-    results = run_tasks([RecordingTask(path, NOMINAL) for path in fleet], workers=2)
+    results = run_tasks([RecordingTask(path, NOMINAL, urdf_dynamics=True) for path in fleet], workers=2)
     flagged = drift(results)
     assert {(path.rsplit("/", 1)[-1], joint, parameter) for path, joint, parameter, *_ in flagged} == {
         (f"robot{WORN}", "joint3", "viscous")
@@ -43,7 +43,7 @@ def test_the_worn_robot_is_flagged_and_the_pool_finds_the_common_friction(fleet)
 
 def test_dask_gives_the_same_numbers_as_local_workers(fleet):
     distributed = pytest.importorskip("distributed")
-    tasks = [RecordingTask(path, NOMINAL) for path in fleet[:4]]
+    tasks = [RecordingTask(path, NOMINAL, urdf_dynamics=True) for path in fleet[:4]]
     local = run_tasks(tasks, workers=2)
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
@@ -51,8 +51,8 @@ def test_dask_gives_the_same_numbers_as_local_workers(fleet):
         remote = run_tasks(tasks, scheduler=cluster.scheduler_address)
     for a, b in zip(local, remote, strict=True):
         assert a.path == b.path and a.samples == b.samples
-        np.testing.assert_array_equal(a.identification.xx, b.identification.xx)
-        np.testing.assert_array_equal(a.identification.xr, b.identification.xr)
+        np.testing.assert_array_equal(a.identification.sums.xx, b.identification.sums.xx)
+        np.testing.assert_array_equal(a.identification.sums.xr, b.identification.sums.xr)
 
 
 def test_the_cli_takes_several_recordings(fleet, tmp_path, capsys):

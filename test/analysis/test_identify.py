@@ -9,6 +9,7 @@ import pytest
 from rnea_ros import RobotModel
 from rnea_ros.analysis.identify import Identification, identification_table
 from rnea_ros.dynamics.corrections import Corrections, CorrectionsError, JointCorrection
+from rnea_ros.dynamics.regressor import link_regressor
 from rnea_ros.testing.reference import ARM_URDF
 
 ARM = RobotModel.from_urdf(ARM_URDF)
@@ -80,7 +81,7 @@ def test_a_payload_is_found_with_the_joint_terms_and_written_as_a_rigid_body():
     identification = Identification(ARM.joint_names, payload_link="tool")
     for rows in np.array_split(np.arange(len(q)), 5):
         model = ARM.inverse_dynamics(q[rows], qd[rows], qdd[rows])
-        Y = ARM.payload_regressor("tool", q[rows], qd[rows], qdd[rows])
+        Y = link_regressor(ARM, "tool", q[rows], qd[rows], qdd[rows])
         identification.add(measured[rows], model, qd[rows], qdd[rows], Y)
     found = identification.payload()
     print(found.note, {k: e.value for k, e in found.estimates.items()})

@@ -9,9 +9,10 @@ import pinocchio as pin
 import pytest
 
 from rnea_ros import RobotModel
+from rnea_ros.dynamics.algorithms import ContactKernelArrays
 from rnea_ros.dynamics.contact_distribution import KINDS, contact_distribution
 from rnea_ros.dynamics.contact_forces import Contact, ContactConsistentTorques, QPConstants, QPWork, StateBuffers
-from rnea_ros.dynamics.model import ContactKernelArrays
+from rnea_ros.dynamics.contact_options import CONTACT_QP_BOUNDS, ContactQPOptions
 from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF, solo_standing_pose
 
 SOLO = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
@@ -41,7 +42,8 @@ def test_both_distributions_carry_the_weight_and_agree_with_pinocchio(kind):
     q_base = np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0])
     q = solo_standing_pose(SOLO.joint_names)
     zero_base, zero = np.zeros(6), np.zeros(len(q))
-    distribute = contact_distribution(kind, SOLO, [Contact(foot) for foot in SOLO_FEET], friction_coefficient=0.6)
+    options = ContactQPOptions(friction_coefficient=0.6)
+    distribute = contact_distribution(kind, SOLO, [Contact(foot) for foot in SOLO_FEET], options)
     tau, gravity, f = distribute(q_base, zero_base, zero_base, q, zero, zero)
     np.testing.assert_allclose(tau[:6], 0.0, atol=1e-6)  # the feet carry the base
     np.testing.assert_allclose(tau, pinocchio_torques_minus_contacts(q_base, q, f), atol=1e-8)
@@ -87,3 +89,23 @@ def test_the_compiled_minimum_norm_is_numpys_along_random_states_and_so_is_its_f
         fallback = distribute._finish(SINGULAR, np.empty((2, 18)), np.empty(24))
         for ours, numpys in zip((tau, gravity, f), fallback, strict=True):
             np.testing.assert_allclose(ours, numpys, atol=1e-9 * scale)
+
+
+def test_the_qp_options_are_defined_once_with_the_nodes_defaults_and_bounds():
+    options = ContactQPOptions()
+    assert (options.friction_margin, options.sole_margin) == (0.9, 0.8)
+    assert (options.tangential_weight, options.moment_length) == (10.0, 0.05)
+    for name, (low, high) in CONTACT_QP_BOUNDS.items():
+        ContactQPOptions(**{name: low})
+        ContactQPOptions(**{name: high})
+        for outside in (low - 1e-6 * max(1.0, abs(low)), high * 1.000001, float("nan")):
+            with pytest.raises(ValueError, match=name):
+                ContactQPOptions(**{name: outside})
+
+
+def test_each_distribution_writes_its_own_data_never_the_models():
+    """Two distributions of one model (the node's two threads) share no work array."""
+    first = contact_distribution("qp", SOLO, [Contact(foot) for foot in SOLO_FEET])
+    second = contact_distribution("minimum_norm", SOLO, [Contact(foot) for foot in SOLO_FEET])
+    assert first._constants[0].work is not second._constants[0].work
+    assert SOLO.thread_data().work is not first._constants[0].work

@@ -24,7 +24,12 @@ from rnea_ros.dynamics.corrections import (
 from rnea_ros.dynamics.payload import Inertial
 
 WHOLE = Corrections(
-    {f"joint{k}": JointCorrection(0.1 * k, 0.2 * k, 0.01 * k, -0.3 * k, 0.02, 0.005 * (k % 3)) for k in range(1, 8)},
+    {
+        f"joint{k}": JointCorrection(
+            0.1 * k, 0.2 * k, 0.01 * k, -0.3 * k, coulomb_width=0.02, coulomb_lead=0.005 * (k % 3)
+        )
+        for k in range(1, 8)
+    },
     None,
 )
 
@@ -152,3 +157,14 @@ def test_versions_1_and_2_are_read_as_before(tmp_path):
     path = tmp_path / "old.yaml"
     path.write_text(yaml.safe_dump({"version": 1, "joints": {"joint1": {"viscous": 2, "offset": 0.5}}}))
     assert load_corrections(path).joints["joint1"] == JointCorrection(viscous=2.0, offset=0.5)
+
+
+def test_a_name_the_model_lacks_is_refused_with_the_nearest_names():
+    names, links = ["joint1", "joint2", "elbow_joint"], ["base", "tool"]
+    typo = Corrections({"jiont2": JointCorrection(offset=1.0), "knee": JointCorrection(offset=1.0)})
+    with pytest.raises(CorrectionsError, match=r"\['jiont2', 'knee'\] \(did you mean 'joint2' for 'jiont2'\?\)$"):
+        typo.check_joints(names, links)
+    payload = Payload("tol", Inertial(1.0, np.zeros(3), np.eye(3) * 1e-3))
+    with pytest.raises(CorrectionsError, match=r"'tol' is not a link of the model \(did you mean 'tool' for 'tol'\?\)"):
+        Corrections({}, payload).check_joints(names, links)
+    Corrections({"joint2": JointCorrection(offset=1.0)}, None).check_joints(names, links)  # fits: no error

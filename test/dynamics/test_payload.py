@@ -8,6 +8,7 @@ import pytest
 
 from rnea_ros import RobotModel
 from rnea_ros.dynamics.payload import Inertial, consistency_problems
+from rnea_ros.dynamics.regressor import link_regressor
 from rnea_ros.testing.reference import (
     ARM_URDF,
     PAYLOAD,
@@ -37,7 +38,7 @@ def test_the_regressor_times_the_parameters_is_what_the_payload_adds(link):
     without = PinocchioReference(ARM_URDF, ARM)
     states = [random_state(ARM, rng) for _ in range(6)]
     q, qd, qdd = (np.array(column) for column in zip(*states, strict=True))
-    Y = ARM.payload_regressor(link, q, qd, qdd)
+    Y = link_regressor(ARM, link, q, qd, qdd)
     added = Y @ PAYLOAD.parameters()
     for k in range(len(q)):
         expected = reference.inverse_dynamics(q[k], qd[k], qdd[k]) - without.inverse_dynamics(q[k], qd[k], qdd[k])

@@ -13,8 +13,9 @@ from rnea_ros import RobotModel
 from rnea_ros.dynamics.rotations import quaternion_matrix
 from rnea_ros.node import diagnostics
 from rnea_ros.node.core import RneaCore, build_live_model
+from rnea_ros.node.inputs import BY_TOPIC
 from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import InvalidMessageError
+from rnea_ros.node.state import BaseAccelerationReading, InvalidMessageError, OdometryReading
 from rnea_ros.testing.reference import robot_urdf
 
 SOLO = robot_urdf("solo_description/robots/solo12.urdf")
@@ -30,16 +31,22 @@ def standing(distribution: str, base_acceleration=None, pitch: float = 0.0, mu: 
         contact_links=FEET,
         contact_distribution=distribution,
         friction_coefficient=mu,
-        future_stamp_tolerance=1e12,
+        future_stamp_tolerance=3600.0,
         **settings,
     )
     core = RneaCore(settings)
     core.load(build_live_model(SOLO, settings))
     names = core.live.model.joint_names
     quaternion = [0.0, math.sin(pitch / 2), 0.0, math.cos(pitch / 2)]
-    core.odometry(np.array([0.0, 0.0, 0.25, *quaternion]), np.zeros(6), core.live.model.base_link)
+    core.receive(
+        BY_TOPIC["base_odometry"],
+        OdometryReading(np.array([0.0, 0.0, 0.25, *quaternion]), np.zeros(6), core.live.model.base_link),
+    )
     if base_acceleration is not None:
-        core.base_acceleration("", np.asarray(base_acceleration, dtype=float))
+        core.receive(
+            BY_TOPIC["desired_base_acceleration"],
+            BaseAccelerationReading("", np.asarray(base_acceleration, dtype=float)),
+        )
     outputs = core.joint_states(names, STANCE, np.zeros(12), True, 1.0, lambda: 0.0)
     return core, outputs
 

@@ -186,7 +186,7 @@ def test_imu_behind_joints_on_a_humanoid(tmp_path):
         quat = pin.Quaternion(R_world_imu)
         msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = quat.x, quat.y, quat.z, quat.w
         msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = map(float, omega_imu)
-        expected = reference.node_torques(q_full, v_full, np.zeros(TALOS.nv))  # Talos: damping 1, friction 1
+        expected = reference.node_torques(q_full, v_full, np.zeros(TALOS.nv))  # rigid: its <dynamics> left out
         answer = None
         for _ in range(100):
             client.imu.publish(msg)

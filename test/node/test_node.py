@@ -60,7 +60,7 @@ def test_torques_equal_the_library_with_reordered_names(served):
     assert result.name == ARM.joint_names
     np.testing.assert_allclose(result.position, q, rtol=1e-15)
     np.testing.assert_allclose(result.velocity, qd, rtol=1e-15)
-    # the rigid bodies and the URDF's joint damping and friction (urdf_joint_dynamics), from Pinocchio
+    # the rigid bodies (urdf_joint_dynamics false by default), from Pinocchio
     expected = PinocchioReference(ARM_URDF, ARM).node_torques(q, qd, np.zeros(NV))
     np.testing.assert_allclose(result.effort, expected, rtol=1e-9, atol=1e-9)
     gravity = client.gravity_for(msg.header.stamp.sec)
@@ -163,7 +163,7 @@ def test_desired_state_and_input_timeouts(tmp_path):
         client.wait_until_serving()
         measured = np.full(NV, 0.1)
         q_desired, qd_desired, qdd = np.full(NV, -0.4), np.full(NV, 0.5), np.full(NV, 1.5)
-        reference = PinocchioReference(ARM_URDF, ARM)  # with the URDF's joint damping at q̇_d
+        reference = PinocchioReference(ARM_URDF, ARM)
         with_desired = reference.node_torques(q_desired, qd_desired, qdd, {"link4": [0, 0, -20.0, 0, 0, 0]})
         client.send_desired(qdd, q_desired, qd_desired)
         client.send_wrench("link4", [0, 0, -20.0, 0, 0, 0])

@@ -235,3 +235,19 @@ def test_commands_name_their_joints_and_diagnostics_name_the_command_source(tmp_
 
 def _snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
+def test_standard_ros_parameters_are_set_live_as_rclpy_does(tmp_path):
+    """``ros2 param set /rnea_node use_sim_time true`` (and any parameter rclpy declares itself) gets an
+    answer as rclpy gives it, and the node lives on (it used to die of a KeyError)."""
+    with running_node(tmp_path, "standard_params", {"robot_description": ARM_URDF}, arm_client) as (process, c):
+        c.wait_until_serving()
+        assert c.set_parameter("use_sim_time", True).successful
+        assert c.set_parameter("use_sim_time", False).successful
+        read_only = c.set_parameter("start_type_description_service", False)
+        assert not read_only.successful and "read-only" in read_only.reason, read_only.reason
+        both = c.set_parameters_atomically({"use_sim_time": False, "wrench_timeout": 0.2})
+        assert both.successful, both.reason
+        assert process.process.poll() is None, process.output()
+        q = np.full(ARM.nv, 0.1)
+        np.testing.assert_allclose(c.efforts_at(q, attempts=3), ARM.gravity_torques(q), rtol=1e-12, atol=1e-12)

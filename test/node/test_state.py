@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
+from rnea_ros.node.inputs import BY_TOPIC
 from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
+from rnea_ros.node.state import ConfigurationError, DesiredPoints, InvalidMessageError, LiveModel, WrenchReading
 from rnea_ros.testing.random_urdf import LINK, joint_xml, robot_xml
 from rnea_ros.testing.reference import ARM_URDF
 
@@ -55,7 +56,9 @@ def test_older_stamps_and_duplicate_names_are_rejected():
 def test_desired_point_maps_names_and_expires():
     state = live()
     state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=1.0, state_timeout=0.1)
-    state.set_desired(["joint3", "nope"], np.array([5.0, 7.0]), np.array([0.5, 1.0]), np.array([0.1, 2.0]), now=10.0)
+    state.set_desired(
+        DesiredPoints(["joint3", "nope"], np.array([5.0, 7.0]), np.array([0.5, 1.0]), np.array([0.1, 2.0])), now=10.0
+    )
     settings = Settings(use_desired_state=True, acceleration_timeout=0.1)
     inputs = state.inputs_now(10.05, settings)
     assert inputs.qdd[2] == 5.0 and np.count_nonzero(inputs.qdd) == 1
@@ -70,7 +73,7 @@ def test_with_feedback_a_stale_point_is_held_at_rest_and_a_trajectory_end_too():
     state = live()
     state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=1.0, state_timeout=0.1)
     q = np.linspace(0.1, 0.8, 8)
-    state.set_desired(NAMES[:7], np.ones(7), q[:7], np.full(7, 2.0), now=10.0)
+    state.set_desired(DesiredPoints(NAMES[:7], np.ones(7), q[:7], np.full(7, 2.0)), now=10.0)
     settings = Settings(kp=[5.0], acceleration_timeout=0.1)
     fresh, stale = state.inputs_now(10.05, settings), state.inputs_now(10.2, settings)
     assert not fresh.held and fresh.qdd[:7].tolist() == [1.0] * 7 and fresh.qd_desired[0] == 2.0
@@ -82,7 +85,7 @@ def test_with_feedback_a_stale_point_is_held_at_rest_and_a_trajectory_end_too():
     assert without_feedback.q_desired is None and not without_feedback.held and not without_feedback.q.any()
 
     times = np.array([1.0, 1.5])
-    state.set_desired(NAMES, np.ones((2, 8)), np.outer([1.0, 2.0], q), np.ones((2, 8)), now=11.0, times=times)
+    state.set_desired(DesiredPoints(NAMES, np.ones((2, 8)), np.outer([1.0, 2.0], q), np.ones((2, 8)), times), now=11.0)
     state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=3.0, state_timeout=0.1)
     ended = state.inputs_now(11.0, settings)
     assert not ended.held and ended.q_desired.tolist() == (2.0 * q).tolist() and not ended.qd_desired.any()
@@ -92,7 +95,7 @@ def test_a_stamped_trajectory_gives_each_joint_state_the_point_of_its_stamp():
     state = live()
     times = np.array([100.000, 100.001, 100.002])
     qdd = np.outer([1.0, 2.0, 3.0], np.ones(8))  # row k: every joint at k + 1 rad/s²
-    state.set_desired(NAMES, qdd, qdd / 10, qdd / 100, now=5.0, times=times)
+    state.set_desired(DesiredPoints(NAMES, qdd, qdd / 10, qdd / 100, times), now=5.0)
     settings = Settings(acceleration_timeout=1.0)
     for stamp, expected in ((99.0, 1.0), (100.0, 1.0), (100.0015, 2.0), (100.00199999, 3.0), (100.5, 3.0)):
         state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=stamp, state_timeout=0.1)
@@ -103,11 +106,11 @@ def test_a_stamped_trajectory_gives_each_joint_state_the_point_of_its_stamp():
 
 def test_wrenches_expire_and_unknown_frames_are_rejected():
     state = live()
-    state.set_wrench("tcp", np.ones(6), now=5.0)
+    state.set_wrench(WrenchReading("tcp", np.ones(6)), now=5.0)
     assert set(state.fresh_wrenches(5.05, 0.1)) == {"tcp"}
     assert state.fresh_wrenches(5.2, 0.1) is None
     with pytest.raises(InvalidMessageError) as rejection:
-        state.set_wrench("no_such_link", np.ones(6), now=5.0)
+        state.set_wrench(WrenchReading("no_such_link", np.ones(6)), now=5.0)
     assert rejection.value.reason == "unknown_wrench_frame"
 
 
@@ -165,10 +168,10 @@ def test_outputs_of_one_state_come_all_together_or_not_at_all():
         + joint_xml("pivot", "base", "arm", extra='<axis xyz="0 1 0"/>')
         + joint_xml("slide", "arm", "tip", "prismatic", '<axis xyz="1 0 0"/>')
     )
-    settings = Settings(future_stamp_tolerance=1e12)
+    settings = Settings(future_stamp_tolerance=3600.0)
     core = RneaCore(settings)
     core.load(build_live_model(lever, settings))
-    core.wrench("tip", np.array([0.0, 0.0, -10.0, 0.0, 0.0, 0.0]))
+    core.receive(BY_TOPIC["wrenches"], WrenchReading("tip", np.array([0.0, 0.0, -10.0, 0.0, 0.0, 0.0])))
     with pytest.raises(InvalidMessageError) as rejection:
         core.joint_states(["pivot", "slide"], np.array([0.0, 1e308]), np.zeros(2), True, 1.0, lambda: 0.0)
     assert rejection.value.reason == "compute_error"
@@ -194,7 +197,7 @@ def test_a_payload_in_the_corrections_is_merged_into_the_model_and_a_bad_one_cha
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text(yaml.safe_dump({"version": 2, "joints": {"joint2": {"offset": 0.5}}, "payload": payload}))
     bad.write_text(yaml.safe_dump({"version": 2, "joints": {}, "payload": {**payload, "link": "nowhere"}}))
-    settings = Settings(future_stamp_tolerance=1e12)
+    settings = Settings(future_stamp_tolerance=3600.0)
     core = RneaCore(settings)
     core.load(build_live_model(ARM_URDF, settings))
     q = np.array([0.3, 0.9, -0.2, -1.4, 0.5, 1.2, 0.4, 0.02])
@@ -228,7 +231,7 @@ def test_new_corrections_make_a_new_live_model_and_leave_the_one_in_use_alone(tm
 
     friction = tmp_path / "friction.yaml"
     friction.write_text(yaml.safe_dump({"version": 1, "joints": {"joint2": {"viscous": 2.0}}}))
-    settings = Settings(future_stamp_tolerance=1e12)
+    settings = Settings(future_stamp_tolerance=3600.0)
     core = RneaCore(settings)
     core.load(build_live_model(ARM_URDF, settings))
     before = core.live
@@ -256,7 +259,7 @@ def test_joint_states_that_name_no_model_joint_say_so(names, hint, recwarn):
     numpy RuntimeWarning from stamps that had never been set)."""
     from rnea_ros.node.core import RneaCore, build_live_model
 
-    settings = Settings(future_stamp_tolerance=1e12)
+    settings = Settings(future_stamp_tolerance=3600.0)
     core = RneaCore(settings)
     core.load(build_live_model(ARM_URDF, settings))
     for stamp in (1.0, 2.0):
@@ -277,13 +280,13 @@ def test_stamped_wrenches_age_with_the_joint_states_stamps_unstamped_ones_with_t
     state = live()
     state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=100.0, state_timeout=0.1)
     wrench = np.array([0.0, 0.0, -20.0, 0.0, 0.0, 0.0])
-    state.set_wrench("tcp", wrench, now=5.0, stamp=99.999)
+    state.set_wrench(WrenchReading("tcp", wrench, 99.999), now=5.0)
     assert "tcp" in state.fresh_wrenches(now=60.0, timeout=0.1)  # a minute of wall time later: fresh
     state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), stamp=100.2, state_timeout=0.1)
     assert state.fresh_wrenches(now=60.0, timeout=0.1) is None  # 0.2 s of the data's time: expired
-    state.set_wrench("tcp", wrench, now=5.0)  # unstamped: by the receive time
+    state.set_wrench(WrenchReading("tcp", wrench), now=5.0)  # unstamped: by the receive time
     assert "tcp" in state.fresh_wrenches(now=5.05, timeout=0.1)
     assert state.fresh_wrenches(now=5.2, timeout=0.1) is None
-    state.set_wrench("tcp", wrench, now=5.0, stamp=12.0)  # stamped on another clock: by its arrival
+    state.set_wrench(WrenchReading("tcp", wrench, 12.0), now=5.0)  # stamped on another clock: by its arrival
     assert "tcp" in state.fresh_wrenches(now=5.05, timeout=0.1)
     assert state.fresh_wrenches(now=5.2, timeout=0.1) is None

@@ -12,7 +12,7 @@ import rclpy
 from rclpy.node import Node
 from std_msgs.msg import Float64, Int32
 
-from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.testing.ros_harness import init_rclpy
 
 pytestmark = pytest.mark.ros

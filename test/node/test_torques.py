@@ -9,7 +9,7 @@ import pytest
 from rnea_ros import RobotModel
 from rnea_ros.node.core import build_live_model
 from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import ConfigurationError
+from rnea_ros.node.state import ConfigurationError, DesiredPoints
 from rnea_ros.node.torques import compute_outputs
 from rnea_ros.testing.reference import ARM_URDF, PinocchioReference
 
@@ -31,7 +31,8 @@ def urdf_joint_dynamics(qd: np.ndarray) -> np.ndarray:
 def outputs(settings: Settings, desired_state: bool = True):
     live = build_live_model(ARM_URDF, settings)
     live.merge_joint_states(ARM.joint_names, Q, QD, 1.0, settings.state_timeout)
-    live.set_desired(ARM.joint_names, QDD_D, Q_D if desired_state else None, QD_D if desired_state else None, 0.0)
+    points = DesiredPoints(ARM.joint_names, QDD_D, Q_D if desired_state else None, QD_D if desired_state else None)
+    live.set_desired(points, now=0.0)
     return compute_outputs(live, live.inputs_now(0.0, settings), settings), live
 
 
@@ -42,7 +43,7 @@ def in_command_order(values: np.ndarray) -> np.ndarray:
 def test_pd_plus_feedforward_is_inverse_dynamics_at_the_desired_state_plus_the_feedback():
     kp = np.arange(1.0, ARM.nv + 1) * 10
     kd = np.full(ARM.nv, 3.0)
-    settings = Settings(command_joints=tuple(ORDER), kp=tuple(kp), kd=tuple(kd))
+    settings = Settings(command_joints=tuple(ORDER), kp=tuple(kp), kd=tuple(kd), urdf_joint_dynamics=True)
     out, _ = outputs(settings)
     feedforward = PIN.inverse_dynamics(Q_D, QD_D, QDD_D) + urdf_joint_dynamics(QD_D)
     expected = in_command_order(feedforward) + kp * in_command_order(Q_D - Q) + kd * in_command_order(QD_D - QD)
@@ -62,21 +63,22 @@ def test_gravity_source_holds_the_measured_state_and_none_is_feedback_only():
 
 def test_without_a_desired_state_there_is_no_feedback_and_zero_gains_change_nothing():
     expected = PIN.inverse_dynamics(Q, QD, QDD_D) + urdf_joint_dynamics(QD)
-    out, _ = outputs(Settings(kp=(50.0,), kd=(2.0,)), desired_state=False)
+    out, _ = outputs(Settings(kp=(50.0,), kd=(2.0,), urdf_joint_dynamics=True), desired_state=False)
     np.testing.assert_allclose(out.commands, expected, rtol=1e-9, atol=1e-9)
-    out, _ = outputs(Settings())
+    out, _ = outputs(Settings(urdf_joint_dynamics=True))
     np.testing.assert_allclose(out.commands, expected, rtol=1e-9, atol=1e-9)
 
 
-def test_the_urdf_joint_dynamics_can_be_left_out():
-    """urdf_joint_dynamics: false gives the rigid bodies alone (the node before it had the parameter)."""
-    out, _ = outputs(Settings(urdf_joint_dynamics=False), desired_state=False)
+def test_the_urdf_joint_dynamics_are_left_out_by_default():
+    """By default the rigid bodies alone, as Pinocchio, KDL and ros2_control: a real URDF's <dynamics>
+    is often simulator tuning (a torso damping of 1000)."""
+    out, _ = outputs(Settings(), desired_state=False)
     np.testing.assert_allclose(out.tau, PIN.inverse_dynamics(Q, QD, QDD_D), rtol=1e-9, atol=1e-9)
 
 
 def test_commands_are_clipped_to_the_urdf_effort_limits_and_counted():
     np.testing.assert_array_equal(ARM.effort_limits, [87, 87, 87, 87, 12, 12, 12, 20])  # the URDF's <limit effort>
-    out, _ = outputs(Settings(kp=(1e5,)))
+    out, _ = outputs(Settings(kp=(1e5,), urdf_joint_dynamics=True))
     assert np.all(np.abs(out.commands) <= ARM.effort_limits + 1e-12)
     unclipped = PIN.inverse_dynamics(Q_D, QD_D, QDD_D) + urdf_joint_dynamics(QD_D) + 1e5 * (Q_D - Q)
     assert out.clipped == int(np.count_nonzero(np.abs(unclipped) > ARM.effort_limits))

@@ -1,4 +1,4 @@
-"""JointTrajectory read from its CDR bytes (``rnea_ros.trajectory_cdr``) against rclpy's own
+"""JointTrajectory read from its CDR bytes (``rnea_ros.plumbing.trajectory_cdr``) against rclpy's own
 serializer and deserializer: every field of every point, for every mix of lengths (the strided
 read and the point-by-point one), and hostile bytes refused with a reason, never an exception of
 another kind."""
@@ -11,10 +11,10 @@ from builtin_interfaces.msg import Duration
 from rclpy.serialization import deserialize_message, serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.motion.trajectory import FIELDS, MAX_TRAJECTORY_POINTS, TrajectoryError
 from rnea_ros.node import messages
 from rnea_ros.node.state import InvalidMessageError
-from rnea_ros.trajectory import FIELDS, MAX_TRAJECTORY_POINTS, TrajectoryError
-from rnea_ros.trajectory_cdr import read_joint_trajectory, write_joint_trajectory
+from rnea_ros.plumbing.trajectory_cdr import read_joint_trajectory, write_joint_trajectory
 
 pytestmark = pytest.mark.ros
 

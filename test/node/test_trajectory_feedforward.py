@@ -7,14 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rnea_ros.motion.trajectory import JointSpline, Trajectory, linear_efforts
 from rnea_ros.node.core import build_live_model
+from rnea_ros.node.inputs import BY_TOPIC
 from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import InvalidMessageError
+from rnea_ros.node.state import InvalidMessageError, OdometryReading
 from rnea_ros.node.trajectory_feedforward import with_efforts
 from rnea_ros.testing.reference import ARM_URDF, PinocchioReference
-from rnea_ros.trajectory import JointSpline, Trajectory, linear_efforts
 
-LIVE = build_live_model(ARM_URDF, Settings())
+LIVE = build_live_model(ARM_URDF, Settings(urdf_joint_dynamics=True))
 ARM = LIVE.model
 PIN = PinocchioReference(ARM_URDF, ARM)
 rng = np.random.default_rng(21)
@@ -41,7 +42,8 @@ def test_efforts_are_pinocchios_with_the_urdf_joint_dynamics_at_every_resampled_
     order = [ARM.joint_names.index(name) for name in names]
     np.testing.assert_allclose(result.positions, q[:, order], atol=1e-12)
     np.testing.assert_allclose(result.accelerations, qdd[:, order], atol=1e-9)
-    expected = np.array([PIN.node_torques(q[k], qd[k], qdd[k]) for k in range(len(q))])[:, order]
+    expected = np.array([PIN.node_torques(q[k], qd[k], qdd[k], urdf_joint_dynamics=True) for k in range(len(q))])
+    expected = expected[:, order]
     np.testing.assert_allclose(result.efforts, expected, rtol=1e-9, atol=1e-9)
 
 
@@ -116,11 +118,11 @@ def solo_core(**settings):
 
     settings = Settings(
         floating_base=True, contact_links=tuple(SOLO_FEET), contact_distribution="qp", friction_coefficient=0.8,
-        future_stamp_tolerance=1e12, base_timeout=60.0, **settings,
+        future_stamp_tolerance=3600.0, base_timeout=60.0, **settings,
     )  # fmt: skip
     core = RneaCore(settings)
     core.load(build_live_model(SOLO_URDF, settings))
-    core.odometry(SOLO_BASE, np.zeros(6), core.live.model.base_link)
+    core.receive(BY_TOPIC["base_odometry"], OdometryReading(SOLO_BASE, np.zeros(6), core.live.model.base_link))
     return core
 
 

@@ -46,3 +46,42 @@ def test_every_figure_file_says_which_script_measured_it_when_and_where():
     for path in figures:
         first = path.read_text().splitlines()[0]
         assert re.match(r"Measured by `[\w/.]+\.py` on \d{4}-\d\d-\d\d \d\d:\d\d UTC; machine: .+ cores", first), first
+
+
+def built_site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        check=True,
+    )
+    return site
+
+
+def test_every_link_of_the_built_site_lands_and_every_table_renders(tmp_path):
+    """What --strict does not catch: the site root and the logo's link (a home page), links to
+    anchors that no heading has, and tables left as raw text (an unescaped | in a cell)."""
+    site = built_site(tmp_path)
+    assert (site / "index.html").is_file(), "no home page: the site root and every page's logo link 404"
+    broken, raw_tables = [], []
+    for page in site.rglob("*.html"):
+        if page.is_relative_to(site / "assets") or page.name == "404.html":
+            continue
+        html = page.read_text()
+        for target in re.findall(r'href="([^"]+)"', html):
+            if re.match(r"^[a-z]+:|^//", target):
+                continue  # another site, mailto:
+            path, _, anchor = target.partition("#")
+            landing = (page.parent / path).resolve() if path else page
+            if landing.is_dir():
+                landing = landing / "index.html"
+            if not landing.is_file():
+                broken.append(f"{page.relative_to(site)} -> {target}")
+            elif anchor and f'id="{anchor}"' not in landing.read_text():
+                broken.append(f"{page.relative_to(site)} -> {target} (no such anchor)")
+        raw_tables += [f"{page.relative_to(site)}: {m[:60]}" for m in re.findall(r"<p>\|[^<]*\|", html)]
+    assert not broken, broken
+    assert not raw_tables, raw_tables

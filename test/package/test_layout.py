@@ -1,8 +1,14 @@
-"""The rooms keep to what they may import (README, "Code layout")."""
+"""The rooms keep to what they may import (docs/development.md, "Rooms and floors").
+
+A room is a subpackage of rnea_ros or one of its top-level modules; the rooms stand on floors
+(``FLOORS``), and a room imports only rooms on floors below its own: no arrow runs up or sideways,
+so there is no circle. The text diagram in docs/development.md is drawn from the same data
+(``python test/package/test_layout.py`` prints it)."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +16,25 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "rnea_ros"
+DEVELOPMENT_MD = PACKAGE.parent / "docs" / "development.md"
 ROS = {"rclpy", "std_msgs", "sensor_msgs", "geometry_msgs", "trajectory_msgs", "diagnostic_msgs", "nav_msgs"}
 ROS |= {"rcl_interfaces", "builtin_interfaces", "launch", "launch_ros", "ament_index_python"}
+ROS |= {"control_msgs", "action_msgs"}  # the FollowJointTrajectory action (interfaces/control_msgs)
 # The node room's plain-Python logic, tested without ROS.
 PLAIN_NODE_MODULES = ("parameters", "settings", "state", "torques", "core", "loader", "diagnostics")
+
+# Top floor first. A room may import the rooms of the floors below its own, never one of its own
+# floor or above.
+FLOORS = (
+    ("testing",),  # helpers of the tests and benchmarks, never used at run time
+    ("demo", "generate_parameters"),
+    ("node", "simulation"),  # the two ROS nodes
+    ("analysis", "plumbing"),  # offline analysis; the ROS plumbing both nodes share
+    ("dynamics", "motion", "description", "parameter_spec"),  # no ROS
+)
+MAX_CLASS_LINES = 250
+# classes over the limit while they are being split: keep this set empty
+BEING_SPLIT: set[str] = set()
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -26,6 +47,152 @@ def imported_roots(path: Path) -> set[str]:
     return roots
 
 
+# --- rooms and floors ----------------------------------------------------------------------------
+def modules() -> list[Path]:
+    """Every module of the package but the dunder files (``__init__``, ``__main__``)."""
+    return sorted(path for path in PACKAGE.rglob("*.py") if not path.name.startswith("__"))
+
+
+def room_of(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def rooms() -> set[str]:
+    subpackages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    return subpackages | {path.stem for path in PACKAGE.glob("*.py") if not path.name.startswith("__")}
+
+
+def imported_rooms(path: Path) -> set[str]:
+    """The rooms ``path`` imports (anywhere in it, functions included); ``rnea_ros`` itself is the
+    library's public API, re-exported from ``dynamics``."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "rnea_ros":
+            names = [f"rnea_ros.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "rnea_ros":
+                found.add(parts[1] if len(parts) > 1 and parts[1] in rooms() else "dynamics")
+    return found
+
+
+def room_graph() -> dict[str, set[str]]:
+    """room → the other rooms it imports, from the code."""
+    graph: dict[str, set[str]] = {room: set() for room in rooms()}
+    for path in modules() + sorted(PACKAGE.glob("*/__init__.py")):
+        room = room_of(path) if path.name != "__init__.py" else path.parent.name
+        graph[room] |= imported_rooms(path) - {room}
+    return graph
+
+
+def floor_of(room: str) -> int:
+    """0 for the lowest floor."""
+    return next(len(FLOORS) - 1 - k for k, floor in enumerate(FLOORS) if room in floor)
+
+
+def diagram() -> str:
+    """The floors, top first, each room with the rooms it imports."""
+    graph = room_graph()
+    width = max(len(room) for floor in FLOORS for room in floor)
+    lines = []
+    for k, floor in enumerate(FLOORS):
+        for i, room in enumerate(floor):
+            label = str(len(FLOORS) - k) if i == 0 else ""
+            arrows = f" → {', '.join(sorted(graph[room], key=lambda r: (-floor_of(r), r)))}" if graph[room] else ""
+            lines.append(f"{label:>2}  {room:<{width}}{arrows}".rstrip())
+    return "\n".join(lines)
+
+
+def test_every_room_stands_on_one_floor():
+    placed = [room for floor in FLOORS for room in floor]
+    assert len(placed) == len(set(placed)), "a room on two floors"
+    assert set(placed) == rooms(), f"not on a floor: {rooms() - set(placed)}; no such room: {set(placed) - rooms()}"
+
+
+def test_no_arrow_runs_up_or_sideways():
+    wrong = [
+        f"{room} (floor {floor_of(room) + 1}) imports {other} (floor {floor_of(other) + 1})"
+        for room, imported in sorted(room_graph().items())
+        for other in sorted(imported)
+        if floor_of(other) >= floor_of(room)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_circle():
+    graph = room_graph()
+    done: set[str] = set()
+
+    def visit(room: str, path: tuple[str, ...]) -> None:
+        assert room not in path, "circle: " + " → ".join((*path[path.index(room) :], room))
+        if room not in done:
+            for other in sorted(graph[room]):
+                visit(other, (*path, room))
+            done.add(room)
+
+    for room in sorted(graph):
+        visit(room, ())
+
+
+def test_the_package_itself_imports_the_library_only():
+    assert imported_rooms(PACKAGE / "__init__.py") == {"dynamics"}
+
+
+def test_the_docs_draw_the_floors_from_the_code():
+    assert f"```text\n{diagram()}\n```" in DEVELOPMENT_MD.read_text(), (
+        "docs/development.md's diagram differs from the code; `python test/package/test_layout.py` prints it:\n"
+        + diagram()
+    )
+
+
+def documented_modules() -> set[str]:
+    """The modules the rooms table of docs/development.md names: in a room's row (`room/`), each
+    `module.py` without a slash; a top-level module's row (`module.py`) names itself."""
+    named = set()
+    for line in DEVELOPMENT_MD.read_text().splitlines():
+        row = re.match(r"\| `([a-z_]+)(/|\.py)` \|", line)
+        if row is None:
+            continue
+        room, kind = row.groups()
+        if kind == ".py":
+            named.add(f"{room}.py")
+        else:
+            named |= {f"{room}/{name}" for name in re.findall(r"`([a-z_]+\.py)`", line)}
+    return named
+
+
+def test_the_docs_table_names_every_module_and_no_other():
+    actual = {str(path.relative_to(PACKAGE)) for path in modules()}
+    documented = documented_modules()
+    assert not actual - documented, f"not in docs/development.md's rooms table: {sorted(actual - documented)}"
+    assert not documented - actual, (
+        f"in docs/development.md's rooms table, no such module: {sorted(documented - actual)}"
+    )
+
+
+def classes() -> list[tuple[str, int]]:
+    found = []
+    for path in modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                found.append((f"{path.relative_to(PACKAGE)}:{node.name}", node.end_lineno - node.lineno + 1))
+    return found
+
+
+def test_every_class_is_at_most_250_lines():
+    over = {name: lines for name, lines in classes() if lines > MAX_CLASS_LINES}
+    assert not set(over) - BEING_SPLIT, f"classes over {MAX_CLASS_LINES} lines: {over}"
+    assert not BEING_SPLIT - set(over), f"split already: remove {BEING_SPLIT - set(over)} from BEING_SPLIT"
+
+
+# --- what each room may import besides rnea_ros --------------------------------------------------
 @pytest.mark.parametrize("path", sorted((PACKAGE / "dynamics").glob("*.py")), ids=lambda p: p.name)
 def test_dynamics_imports_numpy_numba_lxml_urdf_parser_only(path):
     allowed_third_party = {"numpy", "numba", "lxml", "urdf_parser_py"}
@@ -42,17 +209,15 @@ def test_dynamics_imports_numpy_numba_lxml_urdf_parser_only(path):
 def test_node_logic_never_imports_ros(name):
     roots = imported_roots(PACKAGE / "node" / f"{name}.py")
     assert not roots & ROS, roots & ROS
-    assert not any(
-        root in (f"rnea_ros.node.{m}" for m in ("node", "messages", "ros_parameters", "subscription")) for root in roots
-    )
+    wiring = ("rnea_ros.node.node", "rnea_ros.node.messages", "rnea_ros.plumbing")
+    assert not any(root.startswith(wiring) for root in roots), roots
 
 
-@pytest.mark.parametrize("room", ["dynamics", "analysis"])
-def test_offline_rooms_never_import_ros_or_the_node(room):
+@pytest.mark.parametrize("room", ["dynamics", "analysis", "motion"])
+def test_offline_rooms_never_import_ros(room):
     for path in (PACKAGE / room).glob("*.py"):
         roots = imported_roots(path)
         assert not roots & ROS, f"{path.name}: {roots & ROS}"
-        assert not any(root.startswith(("rnea_ros.node", "rnea_ros.demo.demo")) for root in roots), path.name
 
 
 def test_only_the_simulation_imports_mujoco():
@@ -61,27 +226,18 @@ def test_only_the_simulation_imports_mujoco():
             assert path.parent.name == "simulation", f"{path.relative_to(PACKAGE)} imports mujoco"
 
 
-SHARED_PLUMBING = (
-    "rnea_ros.node.subscription",
-    "rnea_ros.node.ros_parameters",
-    "rnea_ros.parameter_spec",
-    "rnea_ros.trajectory",  # the JTC's spline: the controller's interpolation, not the robot's dynamics
-    "rnea_ros.trajectory_cdr",  # JointTrajectory read from its bytes
-)
-
-
 def test_simulation_imports_the_physics_and_ros_only():
+    """The simulated robot knows no rnea_ros dynamics: MuJoCo is its physics."""
     allowed = {"numpy", "lxml", "mujoco"} | ROS
     for path in (PACKAGE / "simulation").glob("*.py"):
         for root in imported_roots(path):
             if root.startswith("rnea_ros"):
-                # the dedicated subscription and the parameter declarations are shared ROS plumbing; the
-                # simulated robot knows no rnea_ros dynamics
-                assert root.startswith("rnea_ros.simulation") or root in SHARED_PLUMBING, (path.name, root)
+                assert root.split(".")[1] in ("simulation", "plumbing", "motion", "parameter_spec"), (path.name, root)
             else:
                 assert root in allowed or root in sys.stdlib_module_names, (path.name, root)
 
 
+# --- without ROS ---------------------------------------------------------------------------------
 BLOCK_ROS = """
 import sys
 class NoROS:
@@ -101,6 +257,7 @@ def test_the_library_and_the_node_logic_import_without_rclpy():
     result = run_without_ros(
         "from rnea_ros import RobotModel, ModelError\n"
         "import rnea_ros.node.core, rnea_ros.node.loader, rnea_ros.analysis.pipeline, rnea_ros.demo.example_robot\n"
+        "import rnea_ros.motion.trajectory, rnea_ros.motion.multisine, rnea_ros.plumbing.trajectory_cdr\n"
         "from rnea_ros.demo.example_robot import example_arm_urdf\n"
         "print(RobotModel.from_urdf(example_arm_urdf()).nv)\n"
     )
@@ -121,3 +278,7 @@ def test_the_checkout_does_not_shadow_ros_modules(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert str(PACKAGE.parent / "launch") not in result.stdout, result.stdout
+
+
+if __name__ == "__main__":
+    print(diagram())

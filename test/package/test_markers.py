@@ -1,8 +1,10 @@
 """The suite's markers and ROS domains: ROS test files say so themselves, the rest is collected
-without rclpy, and every process gets a domain id of its own inside ROS's safe range."""
+without rclpy, the inner loop (``-m "not ros and not slow"``) never imports it and holds no test
+over the time limit, and every process gets a domain id of its own inside ROS's safe range."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -13,6 +15,32 @@ import pytest
 from rnea_ros.testing.domain import TEST_DOMAIN_IDS, reserve_domain_id
 
 ROOT = Path(__file__).resolve().parents[2]
+
+PYTEST_INI = """[pytest]
+markers =
+    ros: needs ROS 2
+    slow: over the time limit
+"""
+A_ROS_FILE = """import pytest
+import rclpy
+pytestmark = pytest.mark.ros
+def test_ros():
+    pass
+"""
+TIMED_TESTS = """import time
+import pytest
+def busy(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+def test_quick():
+    pass
+def test_busy_unmarked():
+    busy(0.5)
+@pytest.mark.slow
+def test_busy_marked_slow():
+    busy(0.5)
+"""
 
 WITHOUT_ROS = textwrap.dedent(
     """
@@ -71,3 +99,35 @@ def test_scripts_test_runs_only_what_its_arguments_name():
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     collected = {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
     assert collected == {"test/test_parameter_spec.py"}, collected
+
+
+def run_pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """pytest in ``folder`` with the suite's conftest, rclpy replaced by an empty module of that name."""
+    (folder / "conftest.py").write_text((ROOT / "test" / "conftest.py").read_text())
+    (folder / "pytest.ini").write_text(PYTEST_INI)
+    (folder / "rclpy.py").write_text("")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args]
+    environment = os.environ | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # a second's start instead of several
+    return subprocess.run(
+        command, cwd=folder, env=environment, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_a_ros_file_is_not_imported_and_an_unmarked_test_over_the_limit_fails(tmp_path):
+    (tmp_path / "test_ros_file.py").write_text(A_ROS_FILE)
+    (tmp_path / "test_timed.py").write_text(TIMED_TESTS)
+    done = run_pytest_in(tmp_path, "-m", "not ros", "-o", "unmarked_test_limit=0.2")
+    assert done.returncode == 1, done.stdout
+    assert "FAILED test_timed.py::test_busy_unmarked - not marked slow, yet took" in done.stdout, done.stdout
+    assert (
+        "PASSED test_timed.py::test_quick" in done.stdout
+        and "PASSED test_timed.py::test_busy_marked_slow" in done.stdout
+    )
+    assert "test_ros" not in done.stdout and "rclpy was imported" not in done.stdout, done.stdout
+
+
+def test_a_session_without_ros_tests_that_imports_rclpy_fails(tmp_path):
+    (tmp_path / "test_sneaky.py").write_text("import rclpy\n\ndef test_nothing_marked():\n    pass\n")
+    assert run_pytest_in(tmp_path).returncode == 0  # no -m: ROS tests may be among them
+    done = run_pytest_in(tmp_path, "-m", "not ros and not slow")
+    assert done.returncode == 1 and "rclpy was imported by a session that deselects" in done.stdout, done.stdout

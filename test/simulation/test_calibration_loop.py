@@ -11,9 +11,9 @@ import rclpy
 import yaml
 
 from rnea_ros import RobotModel
-from rnea_ros.demo.closed_loop import run_closed_loop
-from rnea_ros.demo.trajectories import MultiSine
 from rnea_ros.dynamics.corrections import Corrections
+from rnea_ros.motion.multisine import MultiSine
+from rnea_ros.testing.closed_loop_runner import run_closed_loop
 from rnea_ros.testing.reference import ARM_URDF
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
 

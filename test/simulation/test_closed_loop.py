@@ -13,8 +13,9 @@ import rclpy
 from std_msgs.msg import Float64MultiArray
 
 from rnea_ros import RobotModel
-from rnea_ros.demo.closed_loop import run_closed_loop, start, stop
-from rnea_ros.demo.trajectories import fast_multisine
+from rnea_ros.demo.closed_loop import start, stop
+from rnea_ros.motion.multisine import fast_multisine
+from rnea_ros.testing.closed_loop_runner import run_closed_loop
 from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF, solo_standing_pose
 from rnea_ros.testing.reference import ARM_URDF
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy

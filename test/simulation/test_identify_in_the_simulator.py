@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rnea_ros.analysis.identify import Identification
-from rnea_ros.demo.trajectories import MultiSine
+from rnea_ros.motion.multisine import MultiSine
 from rnea_ros.testing.arm_in_mujoco import ARM, START, TRUTH, simulate
 
 

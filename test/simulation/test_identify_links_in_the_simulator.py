@@ -12,13 +12,16 @@ import pytest
 from rnea_ros import RobotModel
 from rnea_ros.analysis.excitation import design
 from rnea_ros.analysis.identify import SHAPES, Identification
-from rnea_ros.analysis.link_inertia import corrected_urdf, links_regressor, urdf_link_inertials
+from rnea_ros.analysis.link_inertia import corrected_urdf, urdf_link_inertials
 from rnea_ros.dynamics.payload import consistency_problems
+from rnea_ros.dynamics.regressor import links_regressor
 from rnea_ros.testing.arm_in_mujoco import ARM, LOWER, START, TRUTH, UPPER, exciting, gravity_errors, simulate
 from rnea_ros.testing.perturbed import perturbed_urdf
 from rnea_ros.testing.reference import ARM_URDF
 
 TRUE = ARM
+pytestmark = pytest.mark.slow  # 60 s recordings simulated: ~90 s of CPU in all, 10-25 s per test
+
 URDF_DYNAMICS = {"damping": np.r_[0.5, np.zeros(6)], "frictionloss": np.r_[0.1, np.zeros(6)]}  # joint1's <dynamics>
 
 

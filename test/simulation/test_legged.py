@@ -12,8 +12,9 @@ import pytest
 import rclpy
 
 from rnea_ros import RobotModel
-from rnea_ros.demo.closed_loop import Run, planned_trajectory, run_closed_loop, run_trajectory_loop
-from rnea_ros.demo.trajectories import fast_multisine
+from rnea_ros.demo.closed_loop import Run, planned_trajectory, run_trajectory_loop
+from rnea_ros.motion.multisine import fast_multisine
+from rnea_ros.testing.closed_loop_runner import run_closed_loop
 from rnea_ros.testing.legged import (
     SOLO_FEET,
     SOLO_FOOT_RADIUS,

@@ -14,7 +14,7 @@ import rclpy
 from rnea_ros import RobotModel
 from rnea_ros.demo.closed_loop import planned_trajectory, run_trajectory_loop
 from rnea_ros.demo.demo import KD, KP, PAYLOAD, START, payload_corrections  # the demo's arm, gains and load
-from rnea_ros.demo.trajectories import fast_multisine
+from rnea_ros.motion.multisine import fast_multisine
 from rnea_ros.testing.reference import ARM_URDF
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.demo.trajectories import fast_multisine
+from rnea_ros.motion.multisine import fast_multisine
+from rnea_ros.motion.trajectory import Trajectory
 from rnea_ros.node.core import build_live_model
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.trajectory_feedforward import with_efforts
 from rnea_ros.simulation.trajectory_controller import Gains, TrajectoryController
 from rnea_ros.testing.reference import ARM_URDF
-from rnea_ros.trajectory import Trajectory
 
 START = [0.0, 1.0, 0.0, -1.5, 0.0, 1.5, 0.0, 0.02]
 KP = np.array([600.0, 900.0, 250.0, 150.0, 12.0, 15.0, 1.0, 40.0])

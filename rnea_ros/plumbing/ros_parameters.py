@@ -10,7 +10,7 @@ from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from rnea_ros.parameter_spec import ParameterSpec, typed_values
+from rnea_ros.parameter_spec import ParameterSpec, constraint_text, typed_values
 
 _ARRAY_TYPES = {"double_array": Parameter.Type.DOUBLE_ARRAY, "string_array": Parameter.Type.STRING_ARRAY}
 
@@ -22,8 +22,7 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     elif spec.range is not None and spec.type == "int":
         low, high = (int(x) for x in spec.range)
         described.integer_range = [IntegerRange(from_value=low, to_value=high)]
-    if spec.choices:
-        described.additional_constraints = "one of: " + ", ".join(spec.choices)
+    described.additional_constraints = constraint_text(spec)  # what ``ros2 param describe`` shows
     return described
 
 

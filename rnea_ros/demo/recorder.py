@@ -1,5 +1,13 @@
-"""A rosbag2 of topics, recorded from DDS while the closed loop runs (``ros2 bag record`` is not
-installable here): raw CDR messages, as a bag stores them, written with ``rosbags`` (no ROS).
+"""rnea_record: a rosbag2 that rnea_analyze reads, recorded from DDS without ``ros2 bag record``
+(which needs a ROS install): raw CDR messages, as a bag stores them, written with ``rosbags``.
+
+    rnea_record BAG [--topic joint_states] [--wrench-topic ft_sensor ...] [--seconds S]
+                    [--storage sqlite3|mcap] [--history] [--ros-args -r __ns:=/robot ...]
+
+Records ``joint_states`` (sensor_msgs/JointState; with ``--history`` from a transient-local
+writer, with what it still keeps), the latched ``robot_description`` (rnea_analyze reads the URDF
+from the bag) and the wrench topics (geometry_msgs/WrenchStamped) until SIGINT/SIGTERM or
+``--seconds``, then writes BAG and prints ``recorded N messages``. Then: ``rnea_analyze BAG``.
 
 Messages are kept in memory until ``close`` (sqlite3 connections belong to the thread that
 opened them; the subscriptions' threads only append), at most ``MAX_MESSAGES``; the ones
@@ -16,7 +24,7 @@ from pathlib import Path
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from rnea_ros.node.subscription import DedicatedSubscription
+from rnea_ros.plumbing.subscription import DedicatedSubscription
 
 MAX_MESSAGES = 2_000_000  # ~30 min of 1 kHz joint_states
 DEPTH = 10_000  # the simulator's tap keeps as many: a starved recorder catches up
@@ -74,26 +82,45 @@ class BagRecorder:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m rnea_ros.demo.bag_recorder BAG TOPIC AS_TOPIC --ros-args ...``: records TOPIC
-    (sensor_msgs/JointState, from a transient-local writer such as rnea_sim's tap) into the
-    rosbag2 BAG under AS_TOPIC until SIGINT or SIGTERM, then writes it and prints ``recorded N
-    messages``. A process of its own: in the closed loop's runner its thread took the GIL from the
-    trajectory sender (tracking 0.65–1.8° instead of 0.007°)."""
+    import argparse
     import sys
 
     import rclpy
+    from geometry_msgs.msg import WrenchStamped
     from rclpy.executors import ExternalShutdownException
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
 
     argv = sys.argv[1:] if argv is None else argv
     own = argv[: argv.index("--ros-args")] if "--ros-args" in argv else argv
-    bag, topic, as_topic = own
-    rclpy.init(args=["bag_recorder", *argv[len(own) :]])
-    node = Node("bag_recorder")
-    recorder = BagRecorder(node, Path(bag))
-    recorder.record(topic, JointState, as_topic=as_topic, history=True)  # the simulator's tap keeps 10 s
+    parser = argparse.ArgumentParser(
+        prog="rnea_record", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("bag", type=Path, help="the rosbag2 directory to write (must not exist)")
+    parser.add_argument("--topic", default="joint_states", help="sensor_msgs/JointState topic (default joint_states)")
+    parser.add_argument("--as", dest="as_topic", help="its name in the bag (default: as recorded)")
+    parser.add_argument("--wrench-topic", action="append", default=[], help="geometry_msgs/WrenchStamped topic")
+    parser.add_argument("--seconds", type=float, default=float("inf"), help="stop after this long (default: SIGINT)")
+    parser.add_argument("--storage", choices=["sqlite3", "mcap"], default="sqlite3")
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help="the topic's writer is transient local (rnea_sim's tap): also what it still keeps",
+    )
+    args = parser.parse_args(own)
+    if args.bag.exists():
+        parser.error(f"{args.bag} exists: rosbag2 writes a new directory")
+    rclpy.init(args=["rnea_record", *argv[len(own) :]])
+    node = Node("rnea_record")
+    recorder = BagRecorder(node, args.bag, args.storage)
+    recorder.record(args.topic, JointState, as_topic=args.as_topic, history=args.history)
+    recorder.record("robot_description", String, history=True)
+    for topic in args.wrench_topic:
+        recorder.record(topic, WrenchStamped)
+    print(f"recording {node.resolve_topic_name(args.topic)} into {args.bag}; Ctrl-C to stop", flush=True)
+    deadline = time.monotonic() + args.seconds
     try:
-        while rclpy.ok():
+        while rclpy.ok() and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

@@ -48,17 +48,6 @@ class Trajectory:
 FIELDS = ("positions", "velocities", "accelerations", "effort")  # a JointTrajectoryPoint's arrays
 
 
-def trajectory_arrays(msg) -> Trajectory:
-    """A ``trajectory_msgs/JointTrajectory`` as arrays (read by attribute: no ROS import here):
-    positions for every point; velocities, accelerations and efforts for every point or for none."""
-    points = msg.points
-    if len(points) > MAX_TRAJECTORY_POINTS:
-        raise TrajectoryError("too_many_points", f"{len(points)} points, at most {MAX_TRAJECTORY_POINTS}")
-    fields = {field: [floats(getattr(point, field)) for point in points] for field in FIELDS}
-    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
-    return checked_trajectory(list(msg.joint_names), times, fields)
-
-
 def checked_trajectory(
     joint_names: list[str], times: np.ndarray, fields: Mapping[str, np.ndarray | Sequence[np.ndarray]]
 ) -> Trajectory:

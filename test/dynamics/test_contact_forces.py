@@ -4,6 +4,7 @@ reported beside it on the same cases."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,8 +12,10 @@ import pytest
 
 from rnea_ros import RobotModel
 from rnea_ros.dynamics.contact_forces import Contact, ContactConsistentTorques, ContactForceQP, _solve_in_place
+from rnea_ros.dynamics.contact_options import ContactQPOptions
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.rotations import matrix_quaternion, quaternion_matrix
+from rnea_ros.testing import contact_qp_reference as reference
 from rnea_ros.testing.legged import (
     SOLO_FEET,
     SOLO_URDF,
@@ -26,6 +29,11 @@ from rnea_ros.testing.random_urdf import joint_xml, robot_xml
 
 MASS, G = 10.0, 9.81
 CORNERS = {"c1": (0.2, 0.1), "c2": (0.2, -0.1), "c3": (-0.2, 0.1), "c4": (-0.2, -0.1)}
+
+
+def options(mu: float = 0.7, min_normal: float = 0.0, **changes) -> ContactQPOptions:
+    """The QP's options these tests were written for: no margins, W = I (the smallest forces), then ``changes``."""
+    return dataclasses.replace(ContactQPOptions.smallest_forces(mu, min_normal), **changes)
 
 
 def box(feet: dict[str, tuple[float, float]], height: float = 0.05) -> RobotModel:
@@ -59,8 +67,8 @@ def solve(model: RobotModel, R: np.ndarray, mu: float, contacts=None, min_normal
     contacts = contacts or [Contact(link, normal=tuple(R[:, 2])) for link in CORNERS]
     q, residual = standing(model, R)
     JT = model.wrench_jacobian_transpose(q, [c.link for c in contacts])
-    qp = ContactForceQP(contacts, model.gravity, mu, min_normal)
-    return qp.distribute(JT[:6], residual, [R] * len(contacts)), JT, residual
+    qp = ContactForceQP(contacts, model.gravity, options(mu, min_normal))
+    return reference.distribute(qp, JT[:6], residual, [R] * len(contacts)), JT, residual
 
 
 def cone_ratio(force_world: np.ndarray, normal: np.ndarray) -> float:
@@ -154,8 +162,8 @@ def test_margins_keep_forces_off_the_cone_and_the_centre_of_pressure_off_the_sol
     contacts = [Contact(link, normal=tuple(R[:, 2])) for link in CORNERS]
     JT = model.wrench_jacobian_transpose(q, list(CORNERS))[:6]
     for margin, held in ((0.9, True), (0.7, False)):
-        qp = ContactForceQP(contacts, model.gravity, 0.5, friction_margin=margin)
-        out = qp.distribute(JT, residual, [R] * 4)
+        qp = ContactForceQP(contacts, model.gravity, options(0.5, friction_margin=margin))
+        out = reference.distribute(qp, JT, residual, [R] * 4)
         assert (np.linalg.norm(out.residual) < 1e-6) == held, margin
         assert max(cone_ratio(f, R[:, 2]) for f in out.forces_world) <= margin * 0.5 + 1e-9
     soles = {"left": (-0.09, 0.1), "right": (-0.09, -0.1)}
@@ -164,14 +172,14 @@ def test_margins_keep_forces_off_the_cone_and_the_centre_of_pressure_off_the_sol
     JT = model.wrench_jacobian_transpose(q, list(soles))[:6]
     for margin, held in ((1.0, True), (0.8, False)):
         qp = ContactForceQP(
-            [Contact(name, half_size=(0.1, 0.05)) for name in soles], model.gravity, 0.7, 0.0, 1.0, margin
+            [Contact(name, half_size=(0.1, 0.05)) for name in soles], model.gravity, options(0.7, sole_margin=margin)
         )
-        out = qp.distribute(JT, residual, [np.eye(3)] * 2)
+        out = reference.distribute(qp, JT, residual, [np.eye(3)] * 2)
         assert (np.linalg.norm(out.residual) < 1e-6) == held, margin
         for wrench in out.wrenches.reshape(2, 6):
             assert -wrench[4] / wrench[2] <= 0.1 * margin + 1e-9
     with pytest.raises(ValueError, match="margin"):
-        ContactForceQP(contacts, model.gravity, 0.5, friction_margin=0.0)
+        ContactForceQP(contacts, model.gravity, options(0.5, friction_margin=0.0))
 
 
 @pytest.mark.parametrize("angle, mu", [(0.0, 0.8), (30.0, 0.6), (45.0, 0.5)])
@@ -181,12 +189,12 @@ def test_the_warm_started_solution_is_quadprogs_along_a_sequence_of_states(angle
     (steep), infeasible (45°, μ 0.5)."""
     model = box(CORNERS)
     contacts = [Contact(link, normal=tuple(tilted(math.radians(angle))[:, 2])) for link in CORNERS]
-    qp = ContactForceQP(contacts, model.gravity, mu)
+    qp = ContactForceQP(contacts, model.gravity, options(mu))
     for step in range(30):
         R = tilted(math.radians(angle + 0.05 * step))
         q, residual = standing(model, R)
         JT = model.wrench_jacobian_transpose(q, list(CORNERS))
-        problem = qp.problem(JT[:6], [R] * 4)
+        problem = reference.problem(qp, JT[:6], [R] * 4)
         warm = problem.solve(residual, "sequence").x
         np.testing.assert_allclose(warm, from_scratch(problem, residual), atol=1e-5 * (1.0 + np.abs(warm).max()))
 
@@ -209,7 +217,7 @@ def reference_contact_torques(model, qp, links, q, qd, qdd):
     tau, g = model.inverse_dynamics(q, qd, qdd), model.gravity_torques(q)
     JT = model.wrench_jacobian_transpose(q, links)
     R_base = quaternion_matrix(q[3:7])
-    problem = qp.problem(JT[:6], [R_base @ model.link_rotation_in_base(link, q, qd)[0] for link in links])
+    problem = reference.problem(qp, JT[:6], [R_base @ model.link_rotation_in_base(link, q, qd)[0] for link in links])
     results = []
     for torques in (tau, g):
         x = from_scratch(problem, torques[:6])
@@ -233,8 +241,10 @@ def test_the_one_call_hot_path_is_the_general_pieces_and_quadprog_along_a_sequen
         pose = talos_half_sitting(model.joint_names)
         contacts = [Contact(link, (TALOS_SOLE_SIZE[0] / 2, TALOS_SOLE_SIZE[1] / 2)) for link in links]
     weights = {"tangential_weight": 10.0, "moment_length": 0.05}  # the node's defaults
-    fused = ContactConsistentTorques(model, links, ContactForceQP(contacts, model.gravity, 0.5, 1.0, **weights))
-    general = ContactForceQP(contacts, model.gravity, 0.5, 1.0, **weights)
+    fused = ContactConsistentTorques(
+        model, links, ContactForceQP(contacts, model.gravity, options(0.5, 1.0, **weights))
+    )
+    general = ContactForceQP(contacts, model.gravity, options(0.5, 1.0, **weights))
     rng = np.random.default_rng(5)
     quadprog_calls, worst = 0, np.zeros(3)
     for step in range(40):
@@ -259,7 +269,9 @@ def test_the_one_call_hot_path_is_the_general_pieces_and_quadprog_along_a_sequen
 
 def test_the_one_call_hot_path_refuses_bad_states():
     model = box(CORNERS)
-    fused = ContactConsistentTorques(model, list(CORNERS), ContactForceQP([Contact(c) for c in CORNERS], model.gravity))
+    fused = ContactConsistentTorques(
+        model, list(CORNERS), ContactForceQP([Contact(c) for c in CORNERS], model.gravity, options())
+    )
     q, zero = model.neutral_configuration(), np.zeros(6)
     fused(q[:7], zero, zero, q[7:], q[7:], q[7:])  # a box has no joints: empty joint states
     with pytest.raises(ValueError, match="state shapes"):
@@ -306,7 +318,7 @@ def test_a_spherical_foot_pushes_at_its_lowest_point(ground_tilt):
     results = []
     for model, r in ((rounded_model, radius), (pointed_model, 0.0)):
         contacts = [Contact(link, normal=tuple(n), radius=r) for link in CORNERS]
-        fused = ContactConsistentTorques(model, list(CORNERS), ContactForceQP(contacts, model.gravity, 0.6))
+        fused = ContactConsistentTorques(model, list(CORNERS), ContactForceQP(contacts, model.gravity, options(0.6)))
         q = model.neutral_configuration()
         q[3:7] = matrix_quaternion(R)
         zero = np.zeros(model.nv)
@@ -372,8 +384,8 @@ def test_the_tangential_weight_turns_forces_toward_the_contact_normals():
     JT = model.wrench_jacobian_transpose(q, list(CORNERS))[:6]
     ratios = {}
     for weight in (1.0, 10.0, 1000.0):
-        qp = ContactForceQP(contacts, model.gravity, 2.0, tangential_weight=weight)
-        out = qp.distribute(JT, residual, [np.eye(3)] * 4)
+        qp = ContactForceQP(contacts, model.gravity, options(2.0, tangential_weight=weight))
+        out = reference.distribute(qp, JT, residual, [np.eye(3)] * 4)
         blocks = []
         for link in CORNERS:
             nn = np.outer(normals[link], normals[link])
@@ -400,8 +412,8 @@ def test_the_moment_length_draws_the_centres_of_pressure_toward_the_soles_centre
     JT = model.wrench_jacobian_transpose(q, list(soles))[:6]
     offsets = {}
     for length in (1.0, 0.01):
-        qp = ContactForceQP(contacts, model.gravity, 0.7, moment_length=length)
-        out = qp.distribute(JT, residual, [np.eye(3)] * 2)
+        qp = ContactForceQP(contacts, model.gravity, options(0.7, moment_length=length))
+        out = reference.distribute(qp, JT, residual, [np.eye(3)] * 2)
         block = np.eye(6)
         block[3:, 3:] /= length**2
         np.testing.assert_allclose(out.x, exact_reference(soles, 0.05, contacts, [block, block]), atol=1e-9)
@@ -419,9 +431,9 @@ def test_the_exact_problem_is_used_where_it_can_be_and_the_closest_where_it_cann
     q, standing_still = standing(model, R)
     JT = model.wrench_jacobian_transpose(q, list(CORNERS))[:6]
     pushed = standing_still - np.r_[0.5 * MASS * G, 0.0, 0.0, 0.0, 0.0, 0.0]  # base frame: x down the slope
-    qp = ContactForceQP([Contact(link, normal=tuple(R[:, 2])) for link in CORNERS], model.gravity, 0.5)
+    qp = ContactForceQP([Contact(link, normal=tuple(R[:, 2])) for link in CORNERS], model.gravity, options(0.5))
     for residual, exact in ((standing_still, True), (pushed, False), (pushed, False), (standing_still, True)):
-        problem = qp.problem(JT, [R] * 4)
+        problem = reference.problem(qp, JT, [R] * 4)
         out = problem.solve(residual, "series")
         assert problem.exact["series"] == exact
         assert (np.linalg.norm(out.residual) < 1e-12) == exact

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rnea_ros.trajectory import FIELDS, TrajectoryError, uniform_block
+from rnea_ros.motion.trajectory import FIELDS, TrajectoryError, uniform_block
 
 CDR_LITTLE_ENDIAN = (b"\x00\x01", b"\x00\x03")  # plain CDR and PL_CDR, little endian
 HEADER = 4

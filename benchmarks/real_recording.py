@@ -1,0 +1,204 @@
+"""A real robot's recording, through the user's path: the Franka Emika Panda recording of Gaz et al.
+(C. Gaz, M. Cognetti, A. Oliva, P. Robuffo Giordano, A. De Luca, "Dynamic Identification of the
+Franka Emika Panda Robot With Retrieval of Feasible Parameters Using Penalty-Based Optimization",
+IEEE RA-L 2019; data from github.com/marcocognetti/FrankaEmikaPandaDynModel, GPL-3.0), 21 s at
+~1 kHz, link-side torque sensors, read from ``../shared/real_recordings/panda_gaz2019`` beside the
+checkout. The URDF is example-robot-data's ``panda``, with its hand and without (the recording does
+not say whether the hand was mounted).
+
+Trained on the first 70 % of the time (``rnea_analyze --end``), held out the rest (``--start``), every
+run through ``rnea_analyze``'s ``main`` as a user runs it; the held-out runs and FIGAROH's fit use the
+differentiation window the first identification chose (``--window``). Compared with the paper's
+published friction model (``matlab/dyn_model_panda/get_FrictionTorque.m``):
+τ_f = A/(1+exp(−α(q̇+s))) − A/(1+exp(−α·s)) per joint, on the URDF's rigid bodies.
+
+    python benchmarks/real_recording.py    # writes docs/figures/real_recording.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from rnea_ros.analysis.differentiate import local_polynomial_derivatives
+from rnea_ros.demo.figures import write_table
+from rnea_ros.dynamics.corrections import Corrections, load_corrections, save_corrections
+from rnea_ros.testing.panda_recording import JOINTS, RECORDING, Recording, panda_urdf, read_recording, rnea_analyze
+
+TRAIN_FRACTION = 0.7
+# Gaz et al. 2019, get_FrictionTorque.m: A [N·m], s [rad/s], α [s/rad] for joints 1..7
+PAPER_A = np.array([0.54615, 0.87224, 0.64068, 1.2794, 0.83904, 0.30301, 0.56489])
+PAPER_S = np.array([0.039533, 0.025882, -0.04607, 0.036194, 0.026226, -0.021047, 0.0035526])
+PAPER_ALPHA = np.array([5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.336])
+FRICTION_GRID = np.array([-1.0, -0.3, -0.05, 0.05, 0.3, 1.0])  # rad/s
+COMMAND = "python benchmarks/real_recording.py"
+
+
+def paper_friction(qd: np.ndarray) -> np.ndarray:
+    """The paper's friction torque (N·m) at the velocities ``qd`` (…, 7)."""
+    return PAPER_A / (1 + np.exp(-PAPER_ALPHA * (qd + PAPER_S))) - PAPER_A / (1 + np.exp(-PAPER_ALPHA * PAPER_S))
+
+
+def our_friction(corrections: Corrections, qd: np.ndarray) -> np.ndarray:
+    """Our viscous + Coulomb (width, lead) at steady velocities ``qd`` (…, 7): no armature, no offset."""
+    return friction_only(corrections).torques(JOINTS, qd, np.zeros_like(qd))
+
+
+def friction_only(corrections: Corrections) -> Corrections:
+    joints = {name: dataclasses.replace(c, armature=0.0, offset=0.0) for name, c in corrections.joints.items()}
+    return Corrections(joints)
+
+
+@dataclasses.dataclass
+class Variant:
+    hand: bool
+    rows: dict[str, np.ndarray | str]  # model → held-out RMS per joint, or why there is none
+    corrections: Corrections  # the joint terms identified on the training part
+    window: float  # s, chosen by the first identification
+
+    @property
+    def label(self) -> str:
+        return "with hand" if self.hand else "without hand"
+
+
+def held_out_rms(run) -> np.ndarray | str:
+    if run.code != 0:
+        return f"refused: {run.error()}"
+    rms = run.rms()
+    return np.array([rms[name] for name in JOINTS])
+
+
+def evaluate(folder: Path, csv: Path, recording: Recording, hand: bool, split: float) -> Variant:
+    """Every model of the table on one URDF variant."""
+    name = "hand" if hand else "arm"
+    urdf = folder / f"panda_{name}.urdf"
+    urdf.write_text(panda_urdf(hand))
+    out = folder / name
+    trained = rnea_analyze(csv, "--urdf", urdf, "--identify", "--end", split, "--out", out / "terms", "--no-csv")
+    if trained.code != 0:
+        raise RuntimeError(trained.output)
+    window = trained.window()
+    held = ("--start", split, "--window", window)
+    joint_terms = out / "terms" / "corrections.yaml"
+    corrections = load_corrections(joint_terms)
+    save_corrections(friction_only(corrections), out / "friction.yaml")
+
+    def with_corrections(path: Path) -> np.ndarray | str:
+        return held_out_rms(rnea_analyze(csv, "--urdf", urdf, "--corrections", path, *held, "--out", out / path.stem))
+
+    rows: dict[str, np.ndarray | str] = {}
+    rows["URDF alone"] = held_out_rms(rnea_analyze(csv, "--urdf", urdf, *held, "--out", out / "urdf"))
+    rows["URDF + joint terms (--identify)"] = with_corrections(joint_terms)
+    rows["URDF + joint terms + inertia (--identify --inertia)"] = with_inertia(csv, urdf, out, split, window)
+    rows["FIGAROH's method (base parameters, same split and q̈)"] = figaroh(recording, urdf.read_text(), split, window)
+    rows["URDF + our friction only (viscous, Coulomb)"] = with_corrections(out / "friction.yaml")
+    rows["URDF + the paper's friction"] = paper_friction_rms(out / "urdf" / "samples.csv", recording)
+    return Variant(hand, rows, corrections, window)
+
+
+def with_inertia(csv: Path, urdf: Path, out: Path, split: float, window: float) -> np.ndarray | str:
+    """--identify --inertia on the training part, its corrected.urdf + corrections.yaml held out."""
+    fitted = out / "inertia"
+    trained = rnea_analyze(
+        csv, "--urdf", urdf, "--identify", "--inertia", "--end", split, "--window", window, "--out", fitted, "--no-csv"
+    )
+    if trained.code != 0:
+        return f"refused: {trained.error()}"
+    return held_out_rms(
+        rnea_analyze(
+            csv, "--urdf", fitted / "corrected.urdf", "--corrections", fitted / "corrections.yaml",
+            "--start", split, "--window", window, "--out", out / "ev_inertia", "--no-csv",
+        )
+    )  # fmt: skip
+
+
+def figaroh(recording: Recording, urdf: str, split: float, window: float) -> np.ndarray:
+    """FIGAROH's base parameters fitted on the training part, predicting the held-out part, from the
+    recorded q̇ and q̈ of rnea_analyze's differentiation (local cubic over ``window``)."""
+    from rnea_ros.testing.figaroh_reference import figaroh_held_out
+
+    _, qdd = local_polynomial_derivatives(recording.t, recording.q, window, 3)
+    elapsed = recording.t - recording.t[0]
+    train, held = elapsed <= split, elapsed >= split
+    states = (recording.q, recording.qd, qdd, recording.tau)
+    rms, _ = figaroh_held_out(urdf, JOINTS, {}, [x[train] for x in states], [x[held] for x in states], len(JOINTS))
+    return rms
+
+
+def paper_friction_rms(samples_csv: Path, recording: Recording) -> np.ndarray:
+    """Held-out residual of the URDF + the paper's friction at the recorded q̇, from the URDF-alone
+    run's samples.csv (measured and model effort per held-out sample)."""
+    header = samples_csv.open().readline().strip().split(",")
+    samples = np.loadtxt(samples_csv, delimiter=",", skiprows=1, ndmin=2)
+    column = {name: k for k, name in enumerate(header)}
+    measured = samples[:, [column[f"{name}.effort_measured"] for name in JOINTS]]
+    model = samples[:, [column[f"{name}.effort_model"] for name in JOINTS]]
+    qd = np.column_stack([np.interp(samples[:, 0], recording.t, recording.qd[:, j]) for j in range(len(JOINTS))])
+    return np.sqrt(np.mean((measured - model - paper_friction(qd)) ** 2, axis=0))
+
+
+def main_rows(variants: list[Variant]) -> list[list[object]]:
+    rows = []
+    for variant in variants:
+        for model, value in variant.rows.items():
+            if isinstance(value, str):
+                rows.append([variant.label, model, value, *[""] * len(JOINTS)])
+            else:
+                rows.append([variant.label, model, f"{np.sqrt(np.mean(value**2)):.3f}", *(f"{x:.3f}" for x in value)])
+    return rows
+
+
+def friction_rows(variants: list[Variant]) -> list[list[object]]:
+    paper = paper_friction(FRICTION_GRID[:, None] * np.ones(len(JOINTS)))
+    rows = []
+    for variant in variants:
+        ours = our_friction(variant.corrections, FRICTION_GRID[:, None] * np.ones(len(JOINTS)))
+        for j, name in enumerate(JOINTS):
+            cells = [f"{a:+.2f} / {b:+.2f}" for a, b in zip(ours[:, j], paper[:, j], strict=True)]
+            rows.append([name, variant.label, *cells])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recording", type=Path, default=RECORDING, help="folder of the Panda's text files")
+    args = parser.parse_args()
+    if not args.recording.is_dir():
+        sys.exit(f"no recording at {args.recording}: ../shared/real_recordings/ must be beside the checkout")
+    recording = read_recording(args.recording)
+    duration = recording.t[-1] - recording.t[0]
+    split = round(TRAIN_FRACTION * duration, 3)
+    with tempfile.TemporaryDirectory(prefix="rnea_real_recording_") as temporary:
+        folder = Path(temporary)
+        csv = recording.write_csv(folder / "panda.csv")
+        variants = [evaluate(folder, csv, recording, hand, split) for hand in (True, False)]
+    windows = ", ".join(f"{v.label} {v.window * 1e3:.0f} ms" for v in variants)
+    path = write_table(
+        "real_recording",
+        "benchmarks/real_recording.py",
+        ["URDF", "model", "held-out RMS over joints [N·m]", *(f"joint {j + 1}" for j in range(len(JOINTS)))],
+        main_rows(variants),
+        f"Command: `{COMMAND}`. The Panda recording of Gaz et al. 2019 ({len(recording.t):,} samples, "
+        f"{duration:.1f} s): trained on 0–{split:.2f} s, held out {split:.2f}–{duration:.2f} s; "
+        f"differentiation window chosen by the first identification ({windows}). Held-out residual RMS "
+        "(measured − model) per joint [N·m], as rnea_analyze prints it (FIGAROH's and the paper's "
+        "friction: computed here on the same held-out samples).",
+        more=[
+            (
+                "Friction torque [N·m] at steady velocities: ours (corrections.yaml's viscous, Coulomb, width; "
+                "no armature, no offset) / the paper's sigmoid (get_FrictionTorque.m).",
+                ["joint", "URDF", *(f"q̇ = {v:+g} rad/s" for v in FRICTION_GRID)],
+                friction_rows(variants),
+            )
+        ],
+    )
+    print(path.read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The identification's running sums (no ROS): normal equations per joint and per fold, and what
+the friction plot needs per velocity bin; memory does not grow with the recording.
+
+Samples alternate between two folds in blocks of ``FOLD_SAMPLES``: a fit on one fold is tested on
+the other, both ways (the held-out residual that chooses the Coulomb shapes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FOLD_SAMPLES = 1000  # samples are split into alternate blocks of this many, to fit on one and test on the other
+BASE_TOLERANCE = 1e-9  # eigenvalues of a scaled normal matrix below this × the largest are unidentified
+_MAGNITUDES = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
+VELOCITY_EDGES = np.array([-m for m in reversed(_MAGNITUDES)] + [0.0] + _MAGNITUDES)  # rad/s: friction plot bins
+
+
+class FoldSums:
+    """Per fold and joint: Σ x xᵀ, Σ x r, Σ r², Σ measured², the rows counted; per joint and
+    velocity bin: Σ x, Σ r, the rows counted."""
+
+    def __init__(self, joints: int, width: int) -> None:
+        self.samples = 0
+        self.count = np.zeros((2, joints), dtype=np.int64)
+        self.xx = np.zeros((2, joints, width, width))
+        self.xr = np.zeros((2, joints, width))
+        self.rr = np.zeros((2, joints))
+        self.mm = np.zeros((2, joints))
+        self.binned_x = np.zeros((joints, len(VELOCITY_EDGES) + 1, width))
+        self.binned_r = np.zeros((joints, len(VELOCITY_EDGES) + 1))
+        self.binned_count = np.zeros((joints, len(VELOCITY_EDGES) + 1), dtype=np.int64)
+
+    def add(self, x: np.ndarray, r: np.ndarray, measured: np.ndarray, ok: np.ndarray, velocity: np.ndarray) -> None:
+        """Rows x (N, joints, width) and residuals r (N, joints), zero where not ``ok``."""
+        bins = np.digitize(velocity, VELOCITY_EDGES)
+        for j in range(r.shape[1]):
+            rows = ok[:, j]
+            np.add.at(self.binned_x[j], bins[rows, j], x[rows, j])
+            np.add.at(self.binned_r[j], bins[rows, j], r[rows, j])
+            np.add.at(self.binned_count[j], bins[rows, j], 1)
+        fold = ((self.samples + np.arange(len(r))) // FOLD_SAMPLES) % 2
+        self.samples += len(r)
+        for k in (0, 1):
+            rows = fold == k
+            self.count[k] += ok[rows].sum(axis=0)
+            by_joint = x[rows].transpose(1, 2, 0)  # (joints, columns, N): one matrix product per joint
+            self.xx[k] += by_joint @ by_joint.transpose(0, 2, 1)
+            self.xr[k] += (by_joint @ r[rows].T[:, :, None])[..., 0]
+            self.rr[k] += (r[rows] ** 2).sum(axis=0)
+            self.mm[k] += (np.where(ok[rows], measured[rows], 0.0) ** 2).sum(axis=0)
+
+    def merge(self, other: FoldSums) -> None:
+        """As if ``other``'s samples had been added here."""
+        self.samples += other.samples
+        self.binned_x += other.binned_x
+        self.binned_r += other.binned_r
+        self.binned_count += other.binned_count
+        self.count += other.count
+        self.xx += other.xx
+        self.xr += other.xr
+        self.rr += other.rr
+        self.mm += other.mm
+
+    def held_out_rms(self, j: int, columns: np.ndarray) -> float:
+        """Joint j fitted alone on these columns: its residual RMS on the other fold, both ways."""
+        rss = 0.0
+        for fit, test in ((0, 1), (1, 0)):
+            xx = self.xx[fit, j][np.ix_(columns, columns)]
+            diagonal = np.sqrt(np.diag(xx))
+            scale = np.where(diagonal > 0.0, diagonal, 1.0)
+            theta = np.linalg.pinv(xx / np.outer(scale, scale), rcond=BASE_TOLERANCE) @ (
+                self.xr[fit, j][columns] / scale
+            )
+            theta /= scale
+            xx_t, xr_t = self.xx[test, j][np.ix_(columns, columns)], self.xr[test, j][columns]
+            rss += max(self.rr[test, j] - 2 * theta @ xr_t + theta @ xx_t @ theta, 0.0)
+        return float(np.sqrt(rss / max(self.count[:, j].sum(), 1)))
+
+    def held_out_together(self, columns: list[np.ndarray], usable: np.ndarray, shared: int) -> np.ndarray:
+        """Per joint: the held-out residual RMS of the whole fit (the first ``shared`` columns are
+        every joint's, then ``columns[j]``'s own), both folds, each joint weighted by its torque's
+        mean square."""
+        n = len(columns)
+        own = len(columns[0]) - shared if n else 0
+        size = shared + own * n
+        rss = np.zeros(n)
+        weights = np.where(usable, self.count.sum(axis=0) / np.maximum(self.mm.sum(axis=0), 1e-30), 0.0)
+        blocks = [np.r_[np.arange(shared), shared + own * j + np.arange(own)].astype(int) for j in range(n)]
+        for fit, test in ((0, 1), (1, 0)):
+            A, b = np.zeros((size, size)), np.zeros(size)
+            for j in np.flatnonzero(usable):
+                g, c = blocks[j], columns[j]
+                A[np.ix_(g, g)] += weights[j] * self.xx[fit, j][np.ix_(c, c)]
+                b[g] += weights[j] * self.xr[fit, j][c]
+            diagonal = np.sqrt(np.diag(A))
+            scale = np.where(diagonal > 0.0, diagonal, 1.0)
+            theta = (
+                np.linalg.pinv(A / np.outer(scale, scale), rcond=BASE_TOLERANCE, hermitian=True) @ (b / scale) / scale
+            )
+            for j in np.flatnonzero(usable):
+                t, c = theta[blocks[j]], columns[j]
+                xx, xr = self.xx[test, j][np.ix_(c, c)], self.xr[test, j][c]
+                rss[j] += max(self.rr[test, j] - 2 * t @ xr + t @ xx @ t, 0.0)
+        return np.sqrt(rss / np.maximum(self.count.sum(axis=0), 1))

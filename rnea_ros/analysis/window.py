@@ -1,0 +1,136 @@
+"""The differentiation window, chosen by the recording itself.
+
+q̈ comes from a local polynomial fit of the positions over a window (``differentiate``): too short
+a window and q̈ is the positions' noise amplified (at 100 Hz, 50 ms is 5 samples), too long and the
+fast motion is smoothed away. Each candidate window (a number of samples at the recording's median
+rate) is scored as the friction width is: the measured effort less the model's is fitted with the
+joint terms (viscous, Coulomb, armature, offset) on alternate blocks of samples and tested on the
+others (summed over the measured joints relative to their efforts' variance); the shortest window
+within 1 % of the least held-out residual is taken (a longer one smooths the motion away for a
+gain the data cannot tell from noise).
+
+Alongside, the noise the chosen window leaves in q̈: the positions' noise (from the residuals of
+short local cubic fits, which any motion smoother than the sampling leaves ~nothing in) times the
+filter's gain for the second derivative. An armature whose q̈ excitation is within a few times that noise cannot be told
+from the noise (``Identification`` is told).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rnea_ros.analysis.differentiate import local_polynomial_derivatives
+from rnea_ros.analysis.recording import JointChunk
+
+# window lengths in samples at the median rate
+CANDIDATE_SAMPLES = (5, 7, 9, 13, 17, 25, 35, 51, 71, 101, 141, 201, 281, 401)
+MAX_WINDOW = 0.5  # s: beyond, the fit is no longer local for any robot's motion
+FOLD_SAMPLES = 1_000  # samples per block of the two folds (fewer in short recordings)
+SCORE_TOLERANCE = 0.01  # relative: held-out residuals closer than this are the same to the data
+COULOMB_WIDTH = 0.01  # rad/s: the tanh of the joint terms while scoring (the fit's own width comes later)
+
+
+@dataclass(frozen=True)
+class WindowChoice:
+    window: float  # s
+    samples: int  # at the median sampling period
+    period: float  # s, the median sampling period
+    scores: dict[float, float]  # window -> held-out residual (relative, summed over measured joints)
+    qdd_noise: np.ndarray  # per joint: std of q̈'s noise at this window (nan: not measured)
+
+    def describe(self) -> str:
+        tried = ", ".join(f"{w * 1e3:.0f} ms: {s:.4g}" for w, s in sorted(self.scores.items()))
+        return (
+            f"differentiation window {self.window * 1e3:.1f} ms ({self.samples} samples at "
+            f"{1 / self.period:.0f} Hz), chosen on held-out samples (relative residual {tried})"
+        )
+
+
+def candidate_windows(period: float, order: int) -> list[tuple[int, float]]:
+    """(samples, seconds) of each candidate: odd counts of at least order + 2 samples, at most MAX_WINDOW."""
+    out = []
+    for k in CANDIDATE_SAMPLES:
+        if k >= order + 2 and (k - 1) * period <= MAX_WINDOW:
+            out.append((k, (k - 1) * period * (1 + 1e-9)))  # the window spans k samples inclusive
+    return out or [(order + 2, (order + 1) * period * (1 + 1e-9))]
+
+
+def choose_window(corrected, samples: JointChunk, order: int, velocities: str = "recorded") -> WindowChoice:
+    """The window of the least held-out residual of the joint terms on ``samples`` (model space:
+    ``samples.names`` are the model's joints, efforts converted, unmeasured efforts NaN)."""
+    period = float(np.median(np.diff(samples.t))) if len(samples.t) > 1 else 0.0
+    if not period > 0:
+        raise ValueError("cannot choose a differentiation window: the stamps do not advance")
+    measured = np.isfinite(samples.effort).any(axis=0)
+    candidates = candidate_windows(period, order)
+    scores = {
+        window: _held_out_score(corrected, samples, window, order, velocities, measured) for _, window in candidates
+    }
+    least = min(scores.values())
+    if not np.isfinite(least):
+        raise ValueError("cannot choose a differentiation window: no window leaves enough samples to fit")
+    # the shortest window within SCORE_TOLERANCE of the least residual: a longer one smooths the motion
+    # (a bias) for a difference the data cannot tell from their own noise
+    count, window = next((k, w) for k, w in candidates if scores[w] <= least * (1 + SCORE_TOLERANCE))
+    noise = np.where(
+        measured, position_noise(samples.t, samples.q) * second_derivative_gain(count, order, period), np.nan
+    )
+    return WindowChoice(window, count, period, scores, noise)
+
+
+def _held_out_score(corrected, samples: JointChunk, window: float, order: int, velocities: str, measured) -> float:
+    qd_fit, qdd = local_polynomial_derivatives(samples.t, samples.q, window, order)
+    qd = qd_fit
+    if samples.qd is not None and velocities == "recorded":
+        qd = np.where(np.isnan(samples.qd), qd_fit, samples.qd)
+    usable = np.isfinite(qdd).all(axis=1) & np.isfinite(qd).all(axis=1)
+    if usable.sum() < 4 * 10:
+        return np.inf
+    q, qd, qdd, effort = samples.q[usable], qd[usable], qdd[usable], samples.effort[usable]
+    residual = effort - corrected.inverse_dynamics(q, qd, qdd)
+    fold = (np.arange(len(q)) // min(FOLD_SAMPLES, max(len(q) // 10, 10))) % 2
+    total = 0.0
+    for j in np.flatnonzero(measured):
+        ok = np.isfinite(residual[:, j])
+        features = np.column_stack([qd[:, j], np.tanh(qd[:, j] / COULOMB_WIDTH), qdd[:, j], np.ones(len(q))])
+        squared, count = 0.0, 0
+        for train in (0, 1):
+            fit_rows, test_rows = ok & (fold == train), ok & (fold != train)
+            if fit_rows.sum() < 10 or not test_rows.any():
+                return np.inf
+            theta = np.linalg.lstsq(features[fit_rows], residual[fit_rows, j], rcond=None)[0]
+            error = residual[test_rows, j] - features[test_rows] @ theta
+            squared, count = squared + float(error @ error), count + int(test_rows.sum())
+        variance = float(np.var(effort[ok, j])) or 1.0
+        total += squared / count / variance
+    return total
+
+
+def position_noise(t: np.ndarray, q: np.ndarray, samples: int = 7, order: int = 3) -> np.ndarray:
+    """Per column, the std of white noise on q: the residual at each sample of a cubic fitted to its
+    ``samples`` neighbours (uneven stamps as they are), scaled by its variance factor 1 − h_ii; any
+    motion smoother than the sampling leaves ~nothing there. Robust: the median of the squares."""
+    n, half = len(t), samples // 2
+    if n < samples + 1:
+        return np.full(q.shape[1], np.nan)
+    centres = np.arange(half, n - half)
+    rows = centres[:, None] + np.arange(-half, half + 1)
+    s = t[rows] - t[centres][:, None]
+    s = s / np.maximum(np.abs(s).max(axis=1, keepdims=True), 1e-300)  # conditioning
+    V = s[:, :, None] ** np.arange(order + 1)  # (N, samples, order + 1)
+    fit_at_centre = np.linalg.pinv(V)[:, 0, :]  # the fitted value at s = 0 from the window's samples
+    leverage = fit_at_centre[:, half]
+    residual = q[centres] - np.einsum("nk,nkj->nj", fit_at_centre, q[rows])
+    scaled = residual**2 / np.maximum(1.0 - leverage, 1e-12)[:, None]
+    return np.sqrt(np.nanmedian(scaled, axis=0) / 0.4549)  # 0.4549: the median of χ²(1)
+
+
+def second_derivative_gain(samples: int, order: int, period: float) -> float:
+    """‖h‖₂ of the local polynomial's q̈ estimate at the centre of ``samples`` evenly spaced samples:
+    white noise σ on q becomes σ·gain on q̈."""
+    s = (np.arange(samples) - (samples - 1) / 2) * period
+    V = np.vander(s, order + 1, increasing=True)
+    h = 2.0 * np.linalg.pinv(V)[2]
+    return float(np.linalg.norm(h))

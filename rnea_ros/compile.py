@@ -1,0 +1,51 @@
+"""``python -m rnea_ros.compile`` (``rnea_compile``): every numba kernel that rnea_node, rnea_sim and
+rnea_analyze can use, compiled into numba's cache now rather than at their first message.
+
+scripts/setup runs it after installing; run it after any other install, or after an upgrade of numba
+(its cache is per numba version). The node, the simulator and the library then load the kernels in
+about a second instead of compiling them (~30 s, more on a loaded machine). Types, never robot sizes,
+decide a compilation (``dynamics.precompile``): the small robots below serve every robot.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from rnea_ros.analysis.differentiate import local_polynomial_derivatives
+from rnea_ros.analysis.fast_csv import format_rows
+from rnea_ros.dynamics.precompile import CONTACT_LINK, SMALL_ROBOT, compile_dynamics
+from rnea_ros.node.core import build_live_model
+from rnea_ros.node.settings import settings_from
+
+
+def compile_node() -> None:
+    """The node's start-up path (model, contact distributions, the commands' kernel), fixed and floating."""
+    build_live_model(SMALL_ROBOT, settings_from({}))
+    build_live_model(SMALL_ROBOT, settings_from({"floating_base": True, "contact_links": [CONTACT_LINK]}))
+
+
+def compile_analysis() -> None:
+    """rnea_analyze's own kernels: the derivatives of a recording and the CSV writer."""
+    t = np.linspace(0.0, 1.0, 50)
+    local_polynomial_derivatives(t, np.sin(np.outer(t, [1.0, 2.0])), 0.1)
+    format_rows(np.zeros((3, 2)))
+
+
+STEPS = (("dynamics", compile_dynamics), ("rnea_node", compile_node), ("rnea_analyze", compile_analysis))
+
+
+def main() -> int:
+    start = time.perf_counter()
+    for name, step in STEPS:
+        step_start = time.perf_counter()
+        step()
+        print(f"compiled the kernels of {name} in {time.perf_counter() - step_start:.1f} s", flush=True)
+    print(f"numba's cache is ready ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

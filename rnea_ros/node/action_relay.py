@@ -1,0 +1,234 @@
+"""rnea_node as the FollowJointTrajectory action a planner (MoveIt's controller manager) talks to.
+
+A goal's trajectory gets every point's ``effort`` exactly as a ``joint_trajectory`` message does
+(``RneaCore.trajectory``: resampling on the JTC's spline, corrections, a floating base) and goes, with
+its tolerances unchanged, as a goal to the JTC's action (``controller_action``). The JTC's answer
+comes back unchanged: its feedback, its result (error code and string), a cancel in either
+direction. A new goal preempts the active one the way the JTC does: the JTC aborts the old goal
+(INVALID_GOAL, "Current goal preempted by new incoming action.") and that result is relayed.
+
+Refused here, with the JTC's error codes and a reason in ``error_string`` (a rejected goal carries
+no reason, so these are accepted and aborted at once): joints the model does not know
+(INVALID_JOINTS), values that are not finite, times that do not increase, fields of the wrong
+length (INVALID_GOAL); no model yet, the JTC's action absent, or no answer from it within
+``controller_action_timeout`` (INVALID_GOAL); the JTC's rejection (INVALID_GOAL, "rejected by …").
+Everything here runs on the executor's thread, beside the other inputs; joint_states have their own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from action_msgs.msg import GoalStatus
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.task import Future
+
+from rnea_ros.node import messages
+from rnea_ros.node.state import InvalidMessageError
+
+INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
+INVALID_JOINTS = FollowJointTrajectory.Result.INVALID_JOINTS
+TICK = 0.02  # s between the relay's checks while it waits
+Result = FollowJointTrajectory.Result
+
+
+def goal_problem(trajectory, model_joints: list[str]) -> tuple[int, str] | None:
+    """(error code, reason) of a goal's trajectory the relay refuses before computing anything; None: fine."""
+    names = list(trajectory.joint_names)
+    unknown = [name for name in names if name not in model_joints]
+    if unknown or not names:
+        return INVALID_JOINTS, f"joints unknown to the robot model: {unknown or 'none named'}"
+    if len(set(names)) != len(names):
+        return INVALID_JOINTS, f"joints named twice: {names}"
+    times = [point.time_from_start.sec + point.time_from_start.nanosec * 1e-9 for point in trajectory.points]
+    if not times:
+        return INVALID_GOAL, "the trajectory has no points"
+    if any(b <= a for a, b in itertools.pairwise(times)):
+        return INVALID_GOAL, "time_from_start must increase strictly from point to point"
+    for field in ("positions", "velocities", "accelerations", "effort"):
+        if not all(map(math.isfinite, (v for point in trajectory.points for v in getattr(point, field)))):
+            return INVALID_GOAL, f"the trajectory's {field} are not all finite"
+    return None
+
+
+def aborted(code: int, reason: str) -> Result:
+    return Result(error_code=code, error_string=reason)
+
+
+@dataclass
+class _Relayed:
+    """One goal of ours and, once the JTC accepted it, its goal there."""
+
+    handle: object
+    downstream: object = None
+    cancel_requested: bool = False
+
+
+class ActionRelay:
+    """The action server ``name`` on ``node``, forwarding to ``controller_action``; ``core`` computes the efforts."""
+
+    def __init__(self, node, core, name: str, controller_action: str, timeout: float) -> None:
+        self.node, self.core, self.timeout = node, core, timeout
+        self.controller_action = controller_action
+        self.logger = node.get_logger()
+        self.client = ActionClient(node, FollowJointTrajectory, controller_action)
+        self._sleepers: list[tuple[float, Future]] = []
+        node.create_timer(TICK, self._wake)
+        self.server = ActionServer(
+            node,
+            FollowJointTrajectory,
+            name,
+            execute_callback=self._execute,
+            goal_callback=lambda _goal: GoalResponse.ACCEPT,
+            cancel_callback=self._on_cancel,
+        )
+        self._relayed: dict[bytes, _Relayed] = {}
+        self.forward_times: list[float] = []  # s from a goal's arrival to its forwarding (newest last)
+
+    def destroy(self) -> None:
+        self.server.destroy()
+        self.client.destroy()
+
+    # --- waiting without blocking the executor ---------------------------------------------------
+    def _wake(self) -> None:
+        now = time.monotonic()
+        due = [future for deadline, future in self._sleepers if deadline <= now]
+        self._sleepers = [(deadline, future) for deadline, future in self._sleepers if deadline > now]
+        for future in due:
+            future.set_result(None)
+
+    async def _sleep(self, seconds: float) -> None:
+        future = Future()
+        self._sleepers.append((time.monotonic() + seconds, future))
+        await future
+
+    async def _within(self, future: Future, timeout: float):
+        """``future``'s result, or None when it did not come within ``timeout`` [s]."""
+        deadline = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < deadline:
+            await self._sleep(TICK)
+        return future.result() if future.done() else None
+
+    # --- the goal's way --------------------------------------------------------------------------
+    async def _execute(self, handle) -> Result:
+        arrived = time.perf_counter()
+        relayed = _Relayed(handle)
+        key = bytes(handle.goal_id.uuid)
+        self._relayed[key] = relayed
+        try:
+            forwarded = self._with_efforts(handle.request)
+            if isinstance(forwarded, Result):
+                return self._abort(handle, forwarded)
+            self.forward_times.append(time.perf_counter() - arrived)
+            del self.forward_times[:-1000]
+            downstream = await self._forward(forwarded, handle)
+            if isinstance(downstream, Result):
+                return self._abort(handle, downstream)
+            relayed.downstream = downstream
+            if relayed.cancel_requested:
+                downstream.cancel_goal_async()
+            return await self._result(relayed)
+        finally:
+            del self._relayed[key]
+
+    def _with_efforts(self, goal) -> FollowJointTrajectory.Goal | Result:
+        """The goal with every point's effort, or the reason it is refused."""
+        live = self.core.live
+        if live is None:
+            return aborted(INVALID_GOAL, "no robot model yet")
+        problem = goal_problem(goal.trajectory, list(live.model.joint_names))
+        if problem is not None:
+            return aborted(*problem)
+        try:
+            result = self.core.trajectory(messages.trajectory_arrays(goal.trajectory))
+        except InvalidMessageError as error:
+            return aborted(INVALID_GOAL, f"{error.reason}: {error}")
+        if result is None:
+            return aborted(INVALID_GOAL, "no robot model yet")
+        forwarded = FollowJointTrajectory.Goal(
+            trajectory=messages.trajectory_message(goal.trajectory.header, result),
+            multi_dof_trajectory=goal.multi_dof_trajectory,
+            path_tolerance=goal.path_tolerance,
+            component_path_tolerance=goal.component_path_tolerance,
+            goal_tolerance=goal.goal_tolerance,
+            component_goal_tolerance=goal.component_goal_tolerance,
+            goal_time_tolerance=goal.goal_time_tolerance,
+        )
+        return forwarded
+
+    async def _forward(self, goal, handle):
+        """The JTC's goal handle once it accepted ours, or the Result of why not."""
+        where = f"the controller's action '{self.controller_action}'"
+        deadline = time.monotonic() + self.timeout
+        while not self.client.server_is_ready() and time.monotonic() < deadline:
+            await self._sleep(TICK)
+        if not self.client.server_is_ready():
+            return aborted(INVALID_GOAL, f"{where} is not available (waited {self.timeout:.1f} s)")
+        sent = self.client.send_goal_async(goal, feedback_callback=lambda msg: handle.publish_feedback(msg.feedback))
+        downstream = await self._within(sent, self.timeout)
+        if downstream is None:
+            return aborted(INVALID_GOAL, f"{where} did not answer the goal within {self.timeout:.1f} s")
+        if not downstream.accepted:
+            return aborted(INVALID_GOAL, f"rejected by {where} (its log says why)")
+        return downstream
+
+    async def _result(self, relayed: _Relayed) -> Result:
+        """The JTC's result, relayed unchanged; aborted when its action server goes away meanwhile."""
+        handle, future = relayed.handle, relayed.downstream.get_result_async()
+        gone_since = None
+        while not future.done():
+            await self._sleep(TICK)
+            if self.client.server_is_ready():
+                gone_since = None
+            elif gone_since is None:
+                gone_since = time.monotonic()
+            elif time.monotonic() - gone_since > self.timeout:
+                reason = f"the controller's action '{self.controller_action}' went away during the goal"
+                return self._abort(handle, aborted(INVALID_GOAL, reason))
+        response = future.result()
+        status, result = response.status, response.result
+        if status == GoalStatus.STATUS_SUCCEEDED:
+            handle.succeed()
+        elif status == GoalStatus.STATUS_CANCELED and handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            handle.abort()
+        return result
+
+    def _abort(self, handle, result: Result) -> Result:
+        self.logger.warning(f"follow_joint_trajectory goal aborted: {result.error_string}")
+        if handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            handle.abort()
+        return result
+
+    def _on_cancel(self, handle) -> CancelResponse:
+        relayed = self._relayed.get(bytes(handle.goal_id.uuid))
+        if relayed is not None:
+            relayed.cancel_requested = True
+            if relayed.downstream is not None:
+                relayed.downstream.cancel_goal_async()
+        return CancelResponse.ACCEPT
+
+    def forward_time_p99(self) -> float | None:
+        """p99 of the time from a goal's arrival to its forwarding [s] (None before any)."""
+        return float(np.percentile(self.forward_times, 99)) if self.forward_times else None
+
+
+def serve(node, core, settings) -> ActionRelay | None:
+    """The relay as the settings ask for it (None: ``follow_joint_trajectory_action`` empty)."""
+    if not settings.follow_joint_trajectory_action:
+        return None
+    return ActionRelay(
+        node,
+        core,
+        settings.follow_joint_trajectory_action,
+        settings.controller_action,
+        settings.controller_action_timeout,
+    )

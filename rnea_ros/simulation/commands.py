@@ -1,0 +1,71 @@
+"""The efforts an effort controller sends rnea_sim (``std_msgs/Float64MultiArray`` on
+``commands_topic``, as to a JointGroupEffortController), and which one holds at each step (no ROS)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+STALE_CONTROLLER = 0.1  # s of simulated time without commands after which lockstep stops waiting for them
+
+
+class EffortCommands:
+    """The newest accepted command and the counts of what came; ``arrived`` is set by each arrival.
+    Written by the commands' thread, read by the physics thread (each a single assignment)."""
+
+    def __init__(self, logger, command_timeout: float, release_after_commands: int) -> None:
+        self.logger = logger
+        self.command_timeout = command_timeout
+        self.release_after_commands = release_after_commands
+        self.latest: tuple[np.ndarray, float] | None = None  # (efforts, simulated time received)
+        self.arrived = threading.Event()
+        self.received = 0  # every arrival, refused ones too: strict lockstep counts arrivals
+        self.accepted = 0
+        self.refused = 0
+        self.zero_effort_steps = 0  # steps with a stale command (zero effort)
+
+    def on_message(self, data, robot) -> None:
+        """One command for ``robot`` (ignored while there is none), refused when of the wrong length
+        or not finite (one log line per reason, each at most once a second)."""
+        values = np.asarray(data, dtype=float)
+        if robot is None:
+            return
+        self.received += 1
+        if len(values) != len(robot.command_joints):
+            self.refused += 1
+            joints = robot.command_joints
+            self.logger.error(
+                f"command refused: {len(values)} values for {len(joints)} joints {joints}", throttle_duration_sec=1.0
+            )
+            return
+        if not np.all(np.isfinite(values)):
+            self.refused += 1
+            self.logger.error("command refused: values that are not finite", throttle_duration_sec=1.0)
+            return
+        self.latest = (values, robot.time)
+        self.accepted += 1
+        self.arrived.set()
+
+    def efforts(self, robot) -> np.ndarray | None:
+        """The command in force, zeros when it is stale; None while the brakes hold."""
+        command = self.latest
+        if command is None or self.accepted < self.release_after_commands:
+            return None
+        values, received = command
+        if self.command_timeout > 0.0 and robot.time - received > self.command_timeout:
+            self.logger.warning(
+                f"no command for {robot.time - received:.2f} s (> command_timeout): zero effort",
+                throttle_duration_sec=2.0,
+            )
+            self.zero_effort_steps += 1
+            return np.zeros(len(robot.command_joints))
+        return values
+
+    def controller_expected(self, robot) -> bool:
+        """Lockstep waits for a controller that has not started yet or is still sending; once its
+        commands are stale the robot goes on without it (zero effort, or the last command held
+        when command_timeout is 0), at full speed."""
+        command = self.latest
+        patience = self.command_timeout or STALE_CONTROLLER
+        return command is None or robot.time - command[1] <= patience

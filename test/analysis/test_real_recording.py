@@ -1,0 +1,34 @@
+"""rnea_analyze on a real robot's recording (the Franka Emika Panda of Gaz et al. 2019, beside the
+checkout in ../shared/real_recordings): the joint terms identified on the first part of the
+recording explain the held-out rest better than the URDF alone, on every joint.
+benchmarks/real_recording.py measures the whole comparison (docs/real-recordings.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rnea_ros.testing.panda_recording import JOINTS, RECORDING, panda_urdf, read_recording, rnea_analyze
+
+pytestmark = pytest.mark.skipif(
+    not RECORDING.is_dir(), reason=f"the real recording is not beside the checkout ({RECORDING} absent)"
+)
+SPLIT = 14.7  # s: 70 % of the recording trains, the rest is held out
+WINDOW = 0.1  # s: fixed, the window choice is tested elsewhere
+
+
+def test_joint_terms_identified_on_a_real_robot_beat_the_urdf_on_held_out_data(tmp_path):
+    csv = read_recording().write_csv(tmp_path / "panda.csv")
+    urdf = tmp_path / "panda.urdf"
+    urdf.write_text(panda_urdf(hand=False))  # the variant that fits this recording (the benchmark's table)
+    common = ("--urdf", urdf, "--window", WINDOW, "--no-csv")
+    trained = rnea_analyze(csv, *common, "--identify", "--end", SPLIT, "--out", tmp_path / "train")
+    assert trained.code == 0, trained.output
+    corrections = tmp_path / "train" / "corrections.yaml"
+    held = ("--start", SPLIT)
+    urdf_alone = rnea_analyze(csv, *common, *held, "--out", tmp_path / "urdf")
+    corrected = rnea_analyze(csv, *common, *held, "--corrections", corrections, "--out", tmp_path / "corrected")
+    assert urdf_alone.code == corrected.code == 0, urdf_alone.output + corrected.output
+    before, after = urdf_alone.rms(), corrected.rms()
+    assert set(before) == set(after) == set(JOINTS)
+    worse = {name: (before[name], after[name]) for name in JOINTS if not after[name] < before[name]}
+    assert not worse, f"held-out RMS not below the URDF's (URDF, joint terms): {worse}"
