@@ -34,24 +34,15 @@ from rnea_ros.dynamics.contact_forces import Contact, ContactForceQP
 from rnea_ros.dynamics.contact_options import ContactQPOptions
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.rotations import matrix_quaternion, quaternion_matrix
-from rnea_ros.testing import contact_qp_reference
-from rnea_ros.testing.legged import (
-    SOLO_FEET,
-    SOLO_URDF,
-    TALOS_SOLE_SIZE,
-    TALOS_SOLES,
-    TALOS_URDF,
-    solo_standing_pose,
-    talos_half_sitting,
-)
+from rnea_ros.testing import contact_qp_reference, legged
 from rnea_ros.testing.reference import robot_urdf
 
 FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
 DISTRIBUTIONS = ("no contacts", "minimum_norm", "qp")
 LIVE_RATE = 1000.0  # Hz
 NODE_ROBOTS = {  # name: (URDF, contact links, sole size, standing pose of the joint names)
-    "Solo12, four point feet": (SOLO_URDF, SOLO_FEET, [0.0, 0.0], solo_standing_pose),
-    "Talos, two soles": (TALOS_URDF, TALOS_SOLES, TALOS_SOLE_SIZE, talos_half_sitting),
+    "Solo12, four point feet": (legged.SOLO_URDF, legged.SOLO_FEET, [0.0, 0.0], legged.solo_standing_pose),
+    "Talos, two soles": (legged.TALOS_URDF, legged.TALOS_SOLES, legged.TALOS_SOLE_SIZE, legged.talos_half_sitting),
 }
 
 
@@ -159,7 +150,7 @@ def compare_node_paths(states: int, live_seconds: float) -> list[tuple]:
 
 def write_figures(solver_rows: list[tuple], node_rows: list[tuple], args: argparse.Namespace) -> None:
     busy = f" With {args.busy} processes spinning beside the runs, on 2 cores." if args.busy else ""
-    solver_header = ("solver", "p50 [µs]", "p99 [µs]", "× quadprog (p50)", "max |x − quadprog's| [N]")
+    solver_header = ("solver", "p50 [µs]", "p99 [µs]", "× quadprog (p50)", "max ‖x − quadprog's‖ [N]")
     node_header = (
         "robot", "contact_distribution", "in process p50 [µs]", "p99", "whole joint_states call p50",
         "live p50 [µs]", "live p99", "joint_states received/sent at 1 kHz",
@@ -227,7 +218,7 @@ def live_compute_times(distribution: str, seconds: float) -> dict:
     if not rclpy_started():
         ros_harness.init_rclpy()
     contacts = {} if distribution == "no contacts" else {"contact_links": FEET, "contact_distribution": distribution}
-    parameters = {"robot_description": SOLO_URDF, "floating_base": True, "friction_coefficient": 0.8, **contacts}
+    parameters = {"robot_description": legged.SOLO_URDF, "floating_base": True, "friction_coefficient": 0.8, **contacts}
     namespace = f"live_{distribution.replace(' ', '_')}"
     folder = Path(tempfile.mkdtemp(prefix="rnea_contact_qp_"))
     node = ros_harness.NodeProcess(folder, namespace, parameters)
@@ -276,8 +267,8 @@ def publish_standing_solo(namespace: str, rate: float, seconds: float) -> None:
     node = Node("standing_solo", namespace=namespace)
     joint_states = node.create_publisher(JointState, "joint_states", 10)
     odometry_publisher = node.create_publisher(Odometry, "base_odometry", 10)
-    model = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
-    pose = solo_standing_pose(model.joint_names)
+    model = RobotModel.from_urdf(legged.SOLO_URDF, floating_base=True)
+    pose = legged.solo_standing_pose(model.joint_names)
     state = JointState(name=list(model.joint_names))
     odometry = Odometry(child_frame_id=model.base_link)
     odometry.pose.pose.position.z, odometry.pose.pose.orientation.w = 0.25, 1.0

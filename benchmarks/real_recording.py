@@ -102,11 +102,10 @@ def evaluate(folder: Path, csv: Path, recording: Recording, hand: bool, split: f
 
 
 def with_inertia(csv: Path, urdf: Path, out: Path, split: float, window: float) -> np.ndarray | str:
-    """--identify --inertia on the training part, its corrected.urdf + corrections.yaml held out."""
+    """--identify --inertia on the training part (choosing its window, as the joint terms' run did: the
+    same; and with it q̈'s noise), its corrected.urdf + corrections.yaml held out."""
     fitted = out / "inertia"
-    trained = rnea_analyze(
-        csv, "--urdf", urdf, "--identify", "--inertia", "--end", split, "--window", window, "--out", fitted, "--no-csv"
-    )
+    trained = rnea_analyze(csv, "--urdf", urdf, "--identify", "--inertia", "--end", split, "--out", fitted, "--no-csv")
     if trained.code != 0:
         return f"refused: {trained.error()}"
     return held_out_rms(

@@ -1,9 +1,11 @@
 """rnea_node's answer to a planner's trajectory, in process: CDR bytes in (a raw subscription's) →
 arrays → efforts on the JTC's spline → CDR bytes out, for a 1,000-point 7-DoF trajectory (the
-example arm, 10 ms apart, no resampling needed), against rclpy's way, same run: the message
-deserialized into point objects, the answer built as point objects. Then over DDS: rnea_node in
-its own process answers the same trajectory ``--count`` times, one after the other, and its own
-measurement (arrival in its callback → answer published) is read from /diagnostics.
+example arm, 10 ms apart, no resampling needed), with the batch kernel on one thread (the node's
+choice, ``trajectory_feedforward.ANSWER_THREADS``) and on every core, interleaved, quiet and beside
+two busy processes in the same run; rclpy's way beside them (quiet): the message deserialized into
+point objects, the answer built as point objects. Then over DDS, quiet and beside two busy
+processes: rnea_node in its own process answers the same trajectory ``--count`` times, one after the
+other, and its own measurement (arrival in its callback → answer published) is read from /diagnostics.
 
     python benchmarks/trajectory_answer.py [--count 1000]    # writes docs/figures/trajectory_answer.md
 """
@@ -12,10 +14,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import numba
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
@@ -32,13 +39,16 @@ from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS
 from rnea_ros.node import messages
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.settings import Settings
+from rnea_ros.node.trajectory_feedforward import ANSWER_THREADS
 from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.reference import ARM_URDF
+
+BUSY = 2  # processes spinning beside the busy runs, on this 2-core machine
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--count", type=int, default=1000, help="trajectories answered")
+    parser.add_argument("--count", type=int, default=1000, help="trajectories answered per row")
     args = parser.parse_args()
     settings = Settings()
     core = RneaCore(settings)
@@ -46,34 +56,66 @@ def main() -> None:
     names = list(core.live.model.joint_names)
     planned = planned_trajectory(names, fast_multisine(np.array(START), moving=7), 9.99, spacing=0.01)
     received = serialize_message(planned)  # what a raw subscription gets
-    header = Header()
-    times = {"node's answer (bytes in, bytes out)": [], "rclpy's way (point objects in and out)": []}
-    for k in range(args.count):
-        start = time.perf_counter()
-        content = messages.read_trajectory(received, MAX_TRAJECTORY_POINTS, "joint_trajectory")
-        result = core.trajectory(messages.trajectory_arrays(content))
-        messages.trajectory_cdr(header, result)
-        times["node's answer (bytes in, bytes out)"].append(time.perf_counter() - start)
-        if k % 10 == 0:  # the slow reference: every tenth round
-            start = time.perf_counter()
-            result = core.trajectory(messages.trajectory_arrays(deserialize_message(received, JointTrajectory)))
-            messages.trajectory_message(header, result)
-            times["rclpy's way (point objects in and out)"].append(time.perf_counter() - start)
     rows = []
-    for label, seconds in times.items():
-        ms = np.array(seconds) * 1e3
-        rows.append((label, len(ms), f"{np.percentile(ms, 50):.2f}", f"{np.percentile(ms, 99):.2f}", f"{ms.max():.2f}"))
-        print(rows[-1])
-    rows.append(answered_by_the_node(received, args.count))
-    print(rows[-1])
+    for busy in (0, BUSY):
+        with busy_processes(busy):
+            rows += answered_in_process(core, received, args.count, busy)
+            rows.append(answered_by_the_node(received, args.count, busy))
+            print(rows[-1])
     note = (
-        f"{len(planned.points)} points, {len(names)} joints; trajectory_resampling {settings.trajectory_resampling} s."
+        f"{len(planned.points)} points, {len(names)} joints; trajectory_resampling {settings.trajectory_resampling} s; "
+        f"busy: {BUSY} processes spinning beside the run, on {os.cpu_count()} cores. rnea_node answers on "
+        f"{ANSWER_THREADS} thread(s)."
     )
-    header_row = ("answer", "trajectories", "p50 [ms]", "p99 [ms]", "max [ms]")
+    header_row = ("answer", "machine", "trajectories", "p50 [ms]", "p99 [ms]", "max [ms]")
     print(f"wrote {write_table('trajectory_answer', 'benchmarks/trajectory_answer.py', header_row, rows, note)}")
 
 
-def answered_by_the_node(data: bytes, count: int) -> tuple:
+@contextmanager
+def busy_processes(count: int) -> Iterator[None]:
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+
+def answered_in_process(core: RneaCore, received: bytes, count: int, busy: int) -> list[tuple]:
+    """The node's answer on one thread and on every core (interleaved), and rclpy's way (quiet only)."""
+    header, cores = Header(), numba.config.NUMBA_NUM_THREADS
+    labels = {ANSWER_THREADS: f"in process, {ANSWER_THREADS} thread (bytes in, bytes out)"}
+    labels[cores] = f"in process, {cores} threads (bytes in, bytes out)"
+    times: dict[str, list[float]] = {label: [] for label in labels.values()}
+    slow = "in process, rclpy's way (point objects in and out)"
+    for k in range(count):
+        for threads, label in labels.items():
+            numba.set_num_threads(threads)
+            start = time.perf_counter()
+            content = messages.read_trajectory(received, MAX_TRAJECTORY_POINTS, "joint_trajectory")
+            messages.trajectory_cdr(header, core.trajectory(messages.trajectory_arrays(content)))
+            times[label].append(time.perf_counter() - start)
+        if not busy and k % 10 == 0:  # the slow reference: every tenth round
+            start = time.perf_counter()
+            result = core.trajectory(messages.trajectory_arrays(deserialize_message(received, JointTrajectory)))
+            messages.trajectory_message(header, result)
+            times.setdefault(slow, []).append(time.perf_counter() - start)
+    numba.set_num_threads(ANSWER_THREADS)
+    rows = []
+    for label, seconds in times.items():
+        ms = np.array(seconds) * 1e3
+        p50, p99 = np.percentile(ms, 50), np.percentile(ms, 99)
+        rows.append((label, machine_state(busy), len(ms), f"{p50:.2f}", f"{p99:.2f}", f"{ms.max():.2f}"))
+        print(rows[-1])
+    return rows
+
+
+def machine_state(busy: int) -> str:
+    return f"beside {busy} busy processes" if busy else "quiet"
+
+
+def answered_by_the_node(data: bytes, count: int, busy: int) -> tuple:
     """rnea_node (its own process, a private domain) answers ``data`` ``count`` times; its own
     p50/p99/max from /diagnostics."""
     env = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
@@ -112,7 +154,7 @@ def answered_by_the_node(data: bytes, count: int) -> tuple:
         raise RuntimeError(f"rnea_node answered {latest.get('trajectories answered')} of {count}: see {folder}")
     print({k: v for k, v in latest.items() if k.startswith("collector")})
     ms = [float(latest[f"trajectory answer {p} [us]"]) / 1e3 for p in ("p50", "p99", "max")]
-    return ("rnea_node over DDS (its /diagnostics)", count, *(f"{x:.2f}" for x in ms))
+    return ("rnea_node over DDS (its /diagnostics)", machine_state(busy), count, *(f"{x:.2f}" for x in ms))
 
 
 if __name__ == "__main__":

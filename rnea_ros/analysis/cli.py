@@ -59,7 +59,7 @@ from pathlib import Path
 
 from rnea_ros.analysis.effort_conversion import load_effort_conversion
 from rnea_ros.analysis.identify import Identification, identification_table, links_table
-from rnea_ros.analysis.link_inertia import corrected_urdf, urdf_link_inertials
+from rnea_ros.analysis.link_inertia import corrected_urdf, link_contexts, urdf_link_inertials
 from rnea_ros.analysis.parquet import ParquetSamples
 from rnea_ros.analysis.pipeline import analyze, chosen_window, sample_columns, summary_table
 from rnea_ros.analysis.plot import write_friction_plot, write_plot
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         conversion = load_effort_conversion(args.effort_conversion) if args.effort_conversion else None
         if conversion is not None:
             conversion.arrays(model.joint_names)  # unknown joints refused before anything is read
-        window = args.window
+        window, choice = args.window, None
         if window is None:
             choice = chosen_window(
                 corrected,
@@ -258,7 +258,16 @@ def main(argv: list[str] | None = None) -> int:
             raise RecordingError(f"--payload-link: '{args.payload_link}' is not a link of the model")
         links = urdf_link_inertials(model, description) if args.inertia else None
         identification = (
-            Identification(model.joint_names, args.coulomb_width, args.payload_link, links) if args.identify else None
+            Identification(
+                model.joint_names,
+                args.coulomb_width,
+                args.payload_link,
+                links,
+                link_contexts=link_contexts(model, description, links) if links else None,
+                qdd_noise=choice.qdd_noise if choice is not None else None,
+            )
+            if args.identify
+            else None
         )
         csv_path, parquet_path = args.out / "samples.csv", args.out / "samples.parquet"
         parquet = ParquetSamples(parquet_path, sample_columns(model.joint_names)) if args.parquet else None

@@ -41,19 +41,21 @@ def _fit(t, y, lo, hi, h, order, d1, d2):  # pragma: no cover - compiled
     n, m = y.shape
     p = order + 1
     for i in prange(n):
-        A = np.zeros((p, p))
+        A = np.empty((p, p))
         b = np.zeros((p, m))
-        powers = np.empty(2 * p - 1)
+        sums = np.zeros(2 * p - 1)  # Σ s^e: A[r, c] = sums[r + c] (a Hankel matrix)
         for k in range(lo[i], hi[i]):
             s = (t[k] - t[i]) / h  # scaled to [-1, 1] for conditioning
-            powers[0] = 1.0
-            for e in range(1, 2 * p - 1):
-                powers[e] = powers[e - 1] * s
-            for r in range(p):
-                for c in range(p):
-                    A[r, c] += powers[r + c]
-                for j in range(m):
-                    b[r, j] += powers[r] * y[k, j]
+            power = 1.0
+            for e in range(2 * p - 1):
+                sums[e] += power
+                if e < p:
+                    for j in range(m):
+                        b[e, j] += power * y[k, j]
+                power *= s
+        for r in range(p):
+            for c in range(p):
+                A[r, c] = sums[r + c]
         if hi[i] - lo[i] < p or not _solve_in_place(A, b):
             for j in range(m):
                 d1[i, j] = np.nan

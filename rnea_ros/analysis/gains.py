@@ -45,6 +45,8 @@ def critically_damped_gains(
         raise ValueError(f"the bandwidth must be a positive number of rad/s, got {bandwidth}")
     if model.floating_base:
         raise ValueError("rnea_gains is for fixed-base robots: a floating base's joint inertias depend on the contacts")
+    if not model.joint_names:
+        raise ValueError("the robot has no movable joint (every joint is fixed): there are no gains to give")
     names = list(joints) if joints else list(model.joint_names)
     unknown = [name for name in names if name not in model.joint_names]
     if unknown:

@@ -16,18 +16,27 @@ URDF, in physical units, is minimised over them by Levenberg–Marquardt.
 
 Only the link that a movable joint carries is changed (its ``<inertial>``): links fixed to it
 keep theirs, and what they get wrong is absorbed by it.
+
+Every body written has a margin (``margin``): J − diag(s, s, s, μ) is positive semi-definite, so its
+mass is at least μ (``MASS_MARGIN`` of the URDF's) and every second moment about its centre of mass
+at least s = m_URDF·``THICKNESS``² (every principal moment at least 2s, and the triangle inequality
+with 2s to spare: MuJoCo loads it after the file's 9 digits). Its centre of mass must lie within
+``COM_BOUND`` × the link's reach of its origin (``body_problems``; the reach: the farthest of its
+URDF centre of mass, its child joints' origins and its own joint's offset from its parent).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from lxml import etree
 
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.payload import Inertial, symmetric
+from rnea_ros.dynamics.rnea import V_INDEX
 from rnea_ros.dynamics.urdf import parse_urdf
 
 # the pull toward the URDF: χ² per (parameter / its physical unit)². At 1e-6 the directions a 60 s
@@ -37,6 +46,11 @@ PRIOR_FLOOR = 1e-9  # the least pull, relative to the scaled information of a pa
 LENGTH = 0.1  # m: the length the prior measures first moments and inertias with
 CONVERGED = 1e-16  # χ²: the search ends when a Gauss-Newton step would lower the cost less than this
 REGULARISATION = 1e-9  # what is added to a URDF pseudo-inertia that is not positive definite (massless links)
+MASS_MARGIN = 0.01  # an identified link weighs at least this fraction of its URDF mass
+MIN_MASS = 0.001  # kg: ... or of this when the URDF gives it none
+THICKNESS = 0.001  # m: every second moment about the centre of mass at least m_URDF × this²
+COM_BOUND = 1.5  # × the link's reach: the farthest its centre of mass may be from the link's origin
+MIN_REACH = 0.05  # m: the least reach of a link (a link whose URDF puts everything at its origin)
 
 
 # --- the pseudo-inertia and its log-Cholesky parameters ------------------------------------------
@@ -116,18 +130,71 @@ def urdf_link_inertials(model: RobotModel, urdf: str) -> dict[str, Inertial]:
     return {chosen[b]: own[chosen[b]] for b in sorted(chosen)}
 
 
+@dataclass(frozen=True)
+class LinkContext:
+    """What the data cannot say about a link: the joint that moves it ("": unknown, always
+    identified) and its reach [m] (its centre of mass must stay within COM_BOUND of it)."""
+
+    joint: str = ""
+    reach: float = MIN_REACH
+
+
+def link_contexts(model: RobotModel, urdf: str, links: Mapping[str, Inertial]) -> dict[str, LinkContext]:
+    """Per identified link (``urdf_link_inertials``): the joint of its body and its reach."""
+    parsed = parse_urdf(urdf)
+    out = {}
+    for name, inertial in links.items():
+        body = model.tree.link_frames[name].body
+        joint = model.joint_names[int(model.tree.joints[body, V_INDEX])] if body >= 0 else ""
+        offsets = [np.asarray(inertial.com, dtype=float)]
+        offsets += [np.asarray(j.translation, dtype=float) for j in parsed.joints if name in (j.parent, j.child)]
+        out[name] = LinkContext(joint, max(MIN_REACH, *(float(np.linalg.norm(x)) for x in offsets)))
+    return out
+
+
+def margin(urdf: Inertial) -> np.ndarray:
+    """π of diag(s, s, s, μ), the least a link identified from this URDF inertial keeps (module doc)."""
+    mass = max(float(urdf.mass), MIN_MASS)
+    return parameters_of(np.diag([mass * THICKNESS**2] * 3 + [MASS_MARGIN * mass]))
+
+
+def body_problems(identified: Inertial, urdf: Inertial, context: LinkContext) -> list[str]:
+    """Why ``identified`` is not a body to write (empty: it is): below the margin, or its centre of
+    mass beyond COM_BOUND × the link's reach."""
+    floor = margin(urdf)
+    mass, com = float(identified.mass), np.asarray(identified.com, dtype=float)
+    problems = []
+    if not mass >= floor[0] * (1 - 1e-6):
+        problems.append(f"mass {mass:.4g} kg below {floor[0]:.3g}")
+    else:
+        second = np.linalg.eigvalsh(pseudo_inertia(identified.parameters())[:3, :3] - mass * np.outer(com, com))
+        if not second[0] >= floor[4] / 2 * (1 - 1e-6):
+            problems.append(f"a second moment {second[0]:.3g} kg·m² below {floor[4] / 2:.3g}")
+    distance = float(np.linalg.norm(com))
+    if not distance <= COM_BOUND * context.reach:
+        problems.append(
+            f"centre of mass {distance:.3g} m from its origin, beyond {COM_BOUND:g} × {context.reach:.3g} m"
+        )
+    return problems
+
+
 # --- the consistent estimate ---------------------------------------------------------------------
 def consistent_estimate(
-    A: np.ndarray, b: np.ndarray, priors: Sequence[np.ndarray], iterations: int = 1000
+    A: np.ndarray,
+    b: np.ndarray,
+    priors: Sequence[np.ndarray],
+    iterations: int = 1000,
+    floors: Sequence[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, int]:
     """x = [δπ_1 … δπ_L, β] minimising xᵀAx − 2bᵀx + Σ_k max(PRIOR_WEIGHT (x_k / u_k)², PRIOR_FLOOR A_kk x_k²),
     with every link's prior π_l + δπ_l a physical body. ``A``, ``b``: normal equations of the
     whole fit (weighted: xᵀAx is a χ²), the links' 10 columns each first; β (the joint terms) is
     free. u_k: a physical unit of each parameter (the link's mass, times 0.1 m, times (0.1 m)²; 1
     for the joint terms): where the data hold less than that, the prior wins. Starts from the
-    regularised least-squares solution, each link moved to the nearest body. Returns (x,
-    iterations used)."""
+    regularised least-squares solution, each link moved to the nearest body. ``floors``: per link, π
+    of a pseudo-inertia its body keeps above (``margin``; none by default). Returns (x, iterations used)."""
     links = len(priors)
+    floors = list(floors) if floors is not None else [np.zeros(10)] * links
     P = 10 * links
     units = np.ones(len(b))
     for l, p in enumerate(priors):
@@ -142,11 +209,15 @@ def consistent_estimate(
     b_s = b / s
     prior = np.concatenate(priors) if links else np.zeros(0)
     start = np.linalg.solve(A_s, b_s) / s
-    thetas = [to_log_cholesky(p + start[10 * l : 10 * l + 10]) for l, p in enumerate(priors)]
+    thetas = [to_log_cholesky(p + start[10 * l : 10 * l + 10] - floors[l]) for l, p in enumerate(priors)]
     beta = start[P:].copy()
 
     def scaled(thetas, beta) -> np.ndarray:
-        pis = np.concatenate([from_log_cholesky(t) for t in thetas]) if links else np.zeros(0)
+        pis = (
+            np.concatenate([from_log_cholesky(t) + f for t, f in zip(thetas, floors, strict=True)])
+            if links
+            else np.zeros(0)
+        )
         return np.r_[(pis - prior) * s[:P], beta * s[P:]]
 
     def cost(y) -> float:
@@ -190,7 +261,9 @@ def consistent_estimate(
 # --- the corrected URDF --------------------------------------------------------------------------
 def corrected_urdf(urdf: str, inertials: Mapping[str, Inertial]) -> str:
     """The URDF with only these links' ``<inertial>`` replaced (centre of mass as the origin,
-    the inertia about it in the link's axes); everything else as it was written."""
+    the inertia about it in the link's axes); everything else as it was written (none: the URDF's text)."""
+    if not inertials:
+        return urdf
     root = etree.fromstring(urdf.encode(), etree.XMLParser(remove_blank_text=False, resolve_entities=False))
     links = {element.get("name"): element for element in root.iterchildren("link")}  # <robot>'s, as the parser
     for name, inertial in inertials.items():

@@ -180,6 +180,11 @@ def run_trajectory_loop(
     watch = _Watch()
     if progress is not None:
         node.create_subscription(JointState, "joint_states", watch.on_state, 10)
+    node_outputs: list[JointState] = []  # the node answers joint_states: its model is loaded, its inputs matched
+    if node_parameters is not None:
+        node.create_subscription(
+            JointState, "gravity_torques", lambda msg: node_outputs[:1] or node_outputs.append(msg), 10
+        )
     sim = start("rnea_ros.simulation", namespace, sim_parameters, folder, env)
     controller = start("rnea_ros.node", namespace, node_parameters, folder, env) if node_parameters else None
     deadline = time.monotonic() + timeout
@@ -194,7 +199,7 @@ def run_trajectory_loop(
                 next_progress += 0.5
             ready = node.count_subscribers(target) > 0 and node.count_subscribers(topic) > 0
             if controller is not None:
-                ready = ready and node.count_publishers(target) > 0  # the node is up, its model loaded
+                ready = ready and node.count_publishers(target) > 0 and bool(node_outputs)
             if sent_at is None and ready:
                 time.sleep(0.5)  # discovery: let every match settle before the one message
                 sender.publish(planned)

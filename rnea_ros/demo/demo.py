@@ -67,10 +67,10 @@ class LiveTable:
 
     def show(self, publisher) -> None:
         """``publisher.latest``: (trajectory time, efforts) or None before the trajectory starts."""
-        if publisher.latest is None:
+        if publisher.latest is None or not np.any(publisher.latest[1]):  # nothing applied yet: still starting
             if self._waiting_said != self.mode:
                 self._waiting_said = self.mode
-                print("   waiting for the simulator and rnea_node ...", flush=True)
+                print("   waiting for the simulator and rnea_node (no effort applied yet) ...", flush=True)
             return
         t, effort = publisher.latest
         print(f"{t:7.2f}" + "".join(_fixed(x, 10) for x in effort[: len(self.names)]), flush=True)

@@ -8,7 +8,8 @@ trajectory q(t) = start + Σ a_k (1 − cos 2π f_k t) (positions, velocities, a
 rnea_node's ``desired_accelerations``, 60 points of 1 ms ahead of the newest joint_states stamp
 every 10 ms, so that rnea_node's ``effort_commands`` are PD + inverse dynamics along it (set
 ``kp``/``kd``: rnea_gains proposes them). Once a second it prints the node's feed-forward
-efforts; at the end the RMS tracking error per joint, measured on joint_states. Needs no robot
+efforts; at the end the RMS tracking error per joint, measured on joint_states, and a hint when a
+simulator (rnea_sim's ``/diagnostics``) gave zero effort meanwhile for want of commands. Needs no robot
 model: only joint names and positions; with the URDF (``--urdf``, or the ``robot_description``
 topic when something publishes it) each joint stays within its position limits less
 LIMIT_MARGIN (turned to the side with room, or its amplitude cut, with a warning). Exit code 1
@@ -25,6 +26,7 @@ import time
 
 import numpy as np
 import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
@@ -43,6 +45,7 @@ START_TOLERANCE = 0.05  # rad or m between a designed excitation's start and whe
 MAX_SAMPLES = 2_000_000  # joint_states kept for the final figures (over half an hour at 1 kHz)
 LIMIT_MARGIN = 0.05  # rad or m kept from each URDF position limit
 DESCRIPTION_WAIT = 2.0  # s to hear a robot_description on its topic (latched by robot_state_publisher)
+DIAGNOSTICS_WAIT = 1.5  # s to hear the simulator's /diagnostics of the run's end (it publishes once a second)
 
 
 class Player(Node):
@@ -56,11 +59,14 @@ class Player(Node):
         self.newest = None  # builtin_interfaces/Time of the newest joint_states
         self.feedforward: tuple[list[str], np.ndarray] | None = None
         self.description: str | None = None
+        self.zero_effort_steps: int | None = None  # rnea_sim's count, on /diagnostics
+        self.diagnostics_heard = 0
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.create_subscription(String, "robot_description", self._on_description, latched)
         self.desired = self.create_publisher(JointTrajectory, "desired_accelerations", 10)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, 100)
         self.create_subscription(JointState, "feedforward_efforts", self._on_feedforward, 10)
+        self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
 
     def _on_joint_states(self, msg: JointState) -> None:
         if self.joints is None:
@@ -82,6 +88,34 @@ class Player(Node):
 
     def _on_description(self, msg: String) -> None:
         self.description = msg.data
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            values = {kv.key: kv.value for kv in status.values}
+            if status.name == "rnea_sim" and "zero_effort_steps" in values:
+                self.zero_effort_steps = int(values["zero_effort_steps"])
+                self.diagnostics_heard += 1
+
+
+def zero_effort_hint(steps: int) -> str:
+    """What rnea_play says after a run during which the simulator zeroed the effort ``steps`` times."""
+    return (
+        f"hint: rnea_sim applied zero effort for {steps} steps during this run: no command reached it for longer "
+        "than its command_timeout (rnea_node starved or stopped, a busy machine), so the figures above include "
+        "a robot left without torque; its WARN lines and /diagnostics say when"
+    )
+
+
+def zero_effort_during(player: Player, before: int | None) -> int:
+    """The simulator's zero-effort steps since ``before`` (its count when the run started), after
+    waiting for its next /diagnostics; 0 without a simulator."""
+    if player.zero_effort_steps is None:
+        return 0
+    heard = player.diagnostics_heard
+    deadline = time.monotonic() + DIAGNOSTICS_WAIT
+    while player.diagnostics_heard == heard and time.monotonic() < deadline:
+        rclpy.spin_once(player, timeout_sec=0.05)
+    return player.zero_effort_steps - (before or 0)
 
 
 def position_limits(description: str, joints: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -154,6 +188,7 @@ def play(
         )
         return 1
     t0 = player.stamps[-1] + LEAD
+    zero_effort_before = player.zero_effort_steps
     print(f"playing a multi-sine on {player.joints} from {np.round(start, 3).tolist()}", flush=True)
     sent = printed = time.monotonic()
     wall_limit = time.monotonic() + 20.0 * (seconds + LEAD) + wait  # lockstep runs slower than real time
@@ -174,6 +209,9 @@ def play(
     if player.feedforward is None:
         log.warning("no feedforward_efforts heard: is rnea_node running in this namespace?")
     print(rms_table(player.joints, np.array(player.stamps), np.array(player.positions), trajectory, t0), flush=True)
+    zeroed = zero_effort_during(player, zero_effort_before)
+    if zeroed > 0:
+        print(zero_effort_hint(zeroed), flush=True)
     return 0
 
 

@@ -30,7 +30,7 @@ import difflib
 import math
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -247,15 +247,17 @@ def save_corrections(corrections: Corrections, path: str | Path) -> None:
 class CorrectedModel:
     """A description's model with corrections applied, as rnea_node and rnea_analyze both compute:
     the payload merged into ``model`` (``urdf_model`` is the description's); the joint terms in the
-    model's joint order: the URDF's own ``<dynamics damping friction>`` (``urdf_terms``, as the
-    simulator and a real joint have them; None when left out or absent) and the corrections' on top
-    (``joint_terms``; None without corrections)."""
+    model's joint order, per joint either the corrections' (``joint_terms``; None without
+    corrections) or, with ``urdf_dynamics``, the URDF's own ``<dynamics damping friction>``
+    (``urdf_terms``, as the simulator has them; None when left out or absent), never both: a
+    correction replaces the URDF's terms of the joints it names (it was fitted as the whole of them)."""
 
     urdf_model: RobotModel
     model: RobotModel
     corrections: Corrections | None = None
     joint_terms: JointArrays | None = None
     urdf_terms: JointArrays | None = None
+    urdf_dynamics: bool = False  # whether the URDF's <dynamics> are in the model where no correction replaces them
 
     @property
     def payload(self) -> Payload | None:
@@ -268,7 +270,7 @@ class CorrectedModel:
     def with_corrections(self, corrections: Corrections | None) -> CorrectedModel:
         """The description's model with other corrections (the merged model reused when the payload
         is the same); CorrectionsError when a joint or the payload's link is not the model's."""
-        return apply_corrections(self.urdf_model, corrections, self.urdf_terms is not None, reuse=self)
+        return apply_corrections(self.urdf_model, corrections, self.urdf_dynamics, reuse=self)
 
     def joint_torques(self, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """τ (the joints' rows, 1-D or a batch) with the joint terms at q̇, q̈ added; τ itself without any."""
@@ -282,29 +284,29 @@ class CorrectedModel:
         return self.joint_torques(qd, qdd, self.model.inverse_dynamics(q, qd, qdd, wrenches))
 
 
-def urdf_joint_terms(model: RobotModel) -> JointArrays | None:
-    """The URDF's ``<dynamics damping friction>`` as joint terms: viscous = damping, Coulomb = friction
-    (None when no joint has them)."""
-    if not model.joint_dynamics:
-        return None
+def urdf_joint_terms(model: RobotModel, replaced: Collection[str] = ()) -> JointArrays | None:
+    """The URDF's ``<dynamics damping friction>`` as joint terms: viscous = damping, Coulomb = friction,
+    but for the ``replaced`` joints (None when no other joint has them)."""
     joints = {
         name: JointCorrection(viscous=damping, coulomb=friction)
         for name, (damping, friction) in model.joint_dynamics.items()
+        if name not in replaced
     }
-    return Corrections(joints).for_joints(model.joint_names)
+    return Corrections(joints).for_joints(model.joint_names) if joints else None
 
 
 def apply_corrections(
     model: RobotModel,
     corrections: Corrections | None,
-    urdf_dynamics: bool = True,
+    urdf_dynamics: bool = False,
     reuse: CorrectedModel | None = None,
 ) -> CorrectedModel:
-    """``model`` (a description's) with ``corrections`` applied, and its URDF's joint dynamics
-    unless ``urdf_dynamics`` is False (see ``CorrectedModel``)."""
-    urdf_terms = urdf_joint_terms(model) if urdf_dynamics else None
+    """``model`` (a description's) with ``corrections`` applied, and with ``urdf_dynamics`` its URDF's
+    joint dynamics on the joints the corrections do not name (see ``CorrectedModel``)."""
+    replaced = corrections.joints if corrections is not None else ()
+    urdf_terms = urdf_joint_terms(model, replaced) if urdf_dynamics else None
     if corrections is None:
-        return CorrectedModel(model, model, urdf_terms=urdf_terms)
+        return CorrectedModel(model, model, urdf_terms=urdf_terms, urdf_dynamics=urdf_dynamics)
     corrections.check_joints(model.joint_names, model.link_names)
     payload = corrections.payload
     if payload is None:
@@ -316,7 +318,8 @@ def apply_corrections(
             merged = model.with_payload(payload.link, payload.inertial)
         except ValueError as error:  # a link fixed to the world
             raise CorrectionsError(f"corrections: payload: {error}") from error
-    return CorrectedModel(model, merged, corrections, corrections.for_joints(model.joint_names), urdf_terms)
+    joint_terms = corrections.for_joints(model.joint_names)
+    return CorrectedModel(model, merged, corrections, joint_terms, urdf_terms, urdf_dynamics)
 
 
 def _near_misses(unknown: Sequence[str], names: Sequence[str]) -> str:

@@ -83,12 +83,12 @@ class RobotModel:
         }
         self.data_layout = data_layout(len(tree.joints), gravity)
         self.no_f_ext = read_only(np.zeros((1, len(tree.joints), 6)))
-        self._no_wrench = self.no_f_ext[0]
         self.zero_v = read_only(np.zeros(self.nv))
         self._per_thread = _PerThread(self.data_layout)
         self.entry_points = self._compile()
-        self._inverse_dynamics_entry = self.entry_points.inverse_dynamics
-        self._gravity_call = (self.entry_points.gravity, self.joints, self.bodies)  # one lookup on the hot path
+        # What the hot paths pass besides the state, each in one attribute lookup
+        self._inverse_dynamics_call = (self.entry_points.inverse_dynamics, self.joints, self.bodies, self.no_f_ext[0])
+        self._gravity_call = (self.entry_points.gravity, self.joints, self.bodies)
 
     def _compile(self) -> EntryPoints:
         q0, tau0, work = self.neutral_configuration(), np.empty(self.nv), self.thread_data().work
@@ -143,8 +143,8 @@ class RobotModel:
             plain = False
         if plain and wrenches is None and data is None:
             tau = _empty(self.nv)
-            j, b, f_ext, work = self.joints, self.bodies, self._no_wrench, self._per_thread.work
-            if status := self._inverse_dynamics_entry(j, b, q, qd, qdd, f_ext, work, tau):
+            inverse_dynamics, j, b, no_wrench = self._inverse_dynamics_call
+            if status := inverse_dynamics(j, b, q, qd, qdd, no_wrench, self._per_thread.work, tau):
                 raise algorithms.status_error(self, status, q, qd, qdd)
             return tau
         data = self._per_thread.data if data is None else data
@@ -191,10 +191,11 @@ class RobotModel:
         data = self._per_thread.data if data is None else data
         return algorithms.with_contact_terms(self, data, q, qd, qdd, wrenches, links, components)
 
-    def with_corrections(self, corrections: Corrections | None, urdf_dynamics: bool = True) -> CorrectedModel:
-        """This model with its URDF's ``<dynamics damping friction>`` (unless ``urdf_dynamics`` is
-        False) and a corrections file's terms (``dynamics.corrections``): the payload merged in, the
-        joint terms added; CorrectionsError when they do not fit this model."""
+    def with_corrections(self, corrections: Corrections | None, urdf_dynamics: bool = False) -> CorrectedModel:
+        """This model with a corrections file's terms (``dynamics.corrections``): the payload merged
+        in, the joint terms added; with ``urdf_dynamics`` also its URDF's ``<dynamics damping
+        friction>`` on the joints the corrections do not name (rigid bodies only by default, as
+        Pinocchio and ros2_control); CorrectionsError when they do not fit this model."""
         from rnea_ros.dynamics.corrections import apply_corrections
 
         return apply_corrections(self, corrections, urdf_dynamics)

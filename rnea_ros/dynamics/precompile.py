@@ -14,6 +14,7 @@ from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.contact_distribution import KINDS, contact_distribution
 from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.dynamics.rotations import quaternion_matrix
 
 # Every joint kind the kernels branch on; the foot (a fixed child) is the contact link.
 SMALL_ROBOT = """<robot name="every_joint_kind">
@@ -36,6 +37,9 @@ SMALL_ROBOT = """<robot name="every_joint_kind">
 </robot>"""
 CONTACT_LINK = "foot"
 
+# How long a cold start compiles on 2 free cores (issue 37: 34.9 s on Go2 with contacts; 67-125 s
+# at load 8-10: benchmarks/start_up.py, docs/figures/start_up.md).
+COLD_START_SECONDS = 40
 # The kernels whose cache tells whether this installation has compiled yet (``kernels_in_cache``).
 SENTINELS = (kernel.inverse_dynamics, kernel.gravity, kernel.rnea_batch, kernel.with_contact_terms)
 
@@ -63,8 +67,10 @@ def compile_dynamics() -> None:
         model.nonlinear_effects(Q, V)
         model.wrench_jacobian_transpose(q, [CONTACT_LINK], (3,))
         model.with_contact_terms(q, zero, zero, None, [CONTACT_LINK], (3,))
+        model.link_rotation_in_base(CONTACT_LINK, q, zero)  # axis_angle, called from Python
         if floating_base:
             _compile_contact_distributions(model, q, zero)
+    quaternion_matrix((0.0, 0.0, 0.0, 1.0))  # quaternion_to_rotation, called from Python
 
 
 def _compile_contact_distributions(model: RobotModel, q: np.ndarray, zero: np.ndarray) -> None:
@@ -81,3 +87,14 @@ def kernels_in_cache() -> bool | None:
         return all(bool(dispatcher._cache._cache_file._load_index()) for dispatcher in SENTINELS)
     except Exception:  # numba's private cache API: unknown rather than a failed start
         return None
+
+
+def compile_notice() -> str | None:
+    """The line a node logs before its first model when it is about to compile (None: the cache holds
+    the kernels, or cannot be read)."""
+    if kernels_in_cache() is not False:
+        return None
+    return (
+        f"compiling kernels (first start, ~{COLD_START_SECONDS} s, more on a busy machine; "
+        "`python -m rnea_ros.compile` does it ahead of time, as scripts/setup does)"
+    )

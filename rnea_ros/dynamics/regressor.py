@@ -52,6 +52,7 @@ class JointTerm:
     friction: bool = False  # part of the friction curve (plotted against q̇, binned)
     shaped: bool = False  # one column per Coulomb shape tried
     nonnegative: str = ""  # why it cannot be negative (a negative estimate is not identified; a file refused)
+    derivative: str = ""  # "qdd": its column is q̈, whose noise the differentiation window sets
 
 
 def _viscous(qd, qdd, width, lead):
@@ -73,7 +74,16 @@ def _offset(qd, qdd, width, lead):
 JOINT_TERMS = (
     JointTerm("viscous", "viscous", "N·m·s/rad", _viscous, "rms", 0.05, friction=True),
     JointTerm("coulomb", "Coulomb", "N·m", _coulomb, "spread", 0.3, friction=True, shaped=True),
-    JointTerm("armature", "armature", "kg·m²", _armature, "spread", 0.2, nonnegative="no rotor has a negative inertia"),
+    JointTerm(
+        "armature",
+        "armature",
+        "kg·m²",
+        _armature,
+        "spread",
+        0.2,
+        nonnegative="no rotor has a negative inertia",
+        derivative="qdd",
+    ),
     JointTerm("offset", "offset", "N·m", _offset, "constant", 0.0),
 )
 TERM_NAMES = tuple(term.name for term in JOINT_TERMS)

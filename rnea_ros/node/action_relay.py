@@ -34,6 +34,7 @@ from rnea_ros.node.state import InvalidMessageError
 INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
 INVALID_JOINTS = FollowJointTrajectory.Result.INVALID_JOINTS
 TICK = 0.02  # s between the relay's checks while it waits
+FORWARD_TIME_WINDOW = 1000  # goals in the forwarding time's p50/p99
 Result = FollowJointTrajectory.Result
 
 
@@ -88,7 +89,8 @@ class ActionRelay:
             cancel_callback=self._on_cancel,
         )
         self._relayed: dict[bytes, _Relayed] = {}
-        self.forward_times: list[float] = []  # s from a goal's arrival to its forwarding (newest last)
+        self.forward_times: list[float] = []  # s from a goal's arrival to its sending (newest last)
+        self.forwarded = 0  # goals sent to the JTC
 
     def destroy(self) -> None:
         self.server.destroy()
@@ -124,9 +126,7 @@ class ActionRelay:
             forwarded = self._with_efforts(handle.request)
             if isinstance(forwarded, Result):
                 return self._abort(handle, forwarded)
-            self.forward_times.append(time.perf_counter() - arrived)
-            del self.forward_times[:-1000]
-            downstream = await self._forward(forwarded, handle)
+            downstream = await self._forward(forwarded, handle, arrived)
             if isinstance(downstream, Result):
                 return self._abort(handle, downstream)
             relayed.downstream = downstream
@@ -141,7 +141,8 @@ class ActionRelay:
         live = self.core.live
         if live is None:
             return aborted(INVALID_GOAL, "no robot model yet")
-        problem = goal_problem(goal.trajectory, list(live.model.joint_names))
+        known = [*live.model.joint_names, *live.matcher.renamed]  # a driver's names too (joint_names map)
+        problem = goal_problem(goal.trajectory, known)
         if problem is not None:
             return aborted(*problem)
         try:
@@ -161,8 +162,9 @@ class ActionRelay:
         )
         return forwarded
 
-    async def _forward(self, goal, handle):
-        """The JTC's goal handle once it accepted ours, or the Result of why not."""
+    async def _forward(self, goal, handle, arrived: float):
+        """The JTC's goal handle once it accepted ours, or the Result of why not; the time from the
+        goal's arrival (``arrived``, perf_counter) to its sending is kept in ``forward_times``."""
         where = f"the controller's action '{self.controller_action}'"
         deadline = time.monotonic() + self.timeout
         while not self.client.server_is_ready() and time.monotonic() < deadline:
@@ -170,6 +172,7 @@ class ActionRelay:
         if not self.client.server_is_ready():
             return aborted(INVALID_GOAL, f"{where} is not available (waited {self.timeout:.1f} s)")
         sent = self.client.send_goal_async(goal, feedback_callback=lambda msg: handle.publish_feedback(msg.feedback))
+        self._forwarded(time.perf_counter() - arrived)
         downstream = await self._within(sent, self.timeout)
         if downstream is None:
             return aborted(INVALID_GOAL, f"{where} did not answer the goal within {self.timeout:.1f} s")
@@ -216,9 +219,24 @@ class ActionRelay:
                 relayed.downstream.cancel_goal_async()
         return CancelResponse.ACCEPT
 
+    def _forwarded(self, seconds: float) -> None:
+        self.forwarded += 1
+        self.forward_times.append(seconds)
+        del self.forward_times[:-FORWARD_TIME_WINDOW]
+
     def forward_time_p99(self) -> float | None:
         """p99 of the time from a goal's arrival to its forwarding [s] (None before any)."""
         return float(np.percentile(self.forward_times, 99)) if self.forward_times else None
+
+    def values(self) -> dict[str, str]:
+        """For /diagnostics: goals forwarded, and p50/p99/max of the recent ones' time from arrival to sending."""
+        if not self.forward_times:
+            return {}
+        ms = np.array(self.forward_times) * 1e3
+        values = {"goals forwarded": str(self.forwarded)}
+        for label, value in (("p50", np.percentile(ms, 50)), ("p99", np.percentile(ms, 99)), ("max", ms.max())):
+            values[f"goal forwarding {label} [ms]"] = f"{value:.2f}"
+        return values
 
 
 def serve(node, core, settings) -> ActionRelay | None:

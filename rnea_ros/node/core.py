@@ -31,19 +31,47 @@ if TYPE_CHECKING:
     from rnea_ros.node.inputs import Input
 
 
+NO_MOVABLE_JOINT = (
+    "the robot has no movable joint (every joint is fixed): there is no effort to compute; "
+    "give a description with revolute, continuous or prismatic joints"
+)
+
+
 def build_live_model(description: str, settings: Settings) -> LiveModel:
     """A model from a description, checked against the settings and proven to compute."""
     model = RobotModel.from_urdf(
         description, floating_base=settings.floating_base, gravity=settings.gravity, strict=settings.strict_inertia
     )
+    if not model.joint_names:
+        raise ValueError(NO_MOVABLE_JOINT)
     corrected = model.with_corrections(None, urdf_dynamics=settings.urdf_joint_dynamics)
-    live = LiveModel.build(corrected, settings.command_joints, settings.contact_links, description)
+    renamed = settings.joint_name_map()
+    live = LiveModel.build(corrected, settings.command_joints, settings.contact_links, description, renamed)
     compile_kernels()
     try:
         settings.check_gains(live.command_names)
     except ValueError as error:
         raise ConfigurationError(str(error)) from error
     return live
+
+
+WALL_CLOCK_YEAR_2001 = 1e9  # s since 1970: a clock that reads less is a simulation's (use_sim_time)
+
+
+def future_stamp_detail(stamp: float, now: float) -> str:
+    """Why a joint_states stamp is ahead of the node's clock, in the words of the likely mistake."""
+    if now == 0.0:
+        return (
+            "header stamp is in the future: the node's clock reads 0, as with use_sim_time true and no /clock "
+            "published yet (publish /clock, e.g. rnea_sim with use_sim_time true, or set use_sim_time false)"
+        )
+    if now < WALL_CLOCK_YEAR_2001 <= stamp:
+        return (
+            f"header stamp is in the future: the node's clock reads {now:.1f} s, a simulation's /clock "
+            "(use_sim_time true), while joint_states are stamped with wall-clock time (set use_sim_time false, "
+            "or stamp them from /clock)"
+        )
+    return f"header stamp is {stamp - now:.3g} s in the future (clocks not synchronised?)"
 
 
 class RneaCore(CoreReport):
@@ -127,9 +155,10 @@ class RneaCore(CoreReport):
         if live is None:
             return None
         if stamp > self._future_limit:
-            self._future_limit = clock() + self.settings.future_stamp_tolerance
+            now = clock()
+            self._future_limit = now + self.settings.future_stamp_tolerance
             if stamp > self._future_limit:
-                raise InvalidMessageError("future_stamp", "header stamp is in the future (clocks not synchronised?)")
+                raise InvalidMessageError("future_stamp", future_stamp_detail(stamp, now))
         if not velocity_given:
             self.empty_velocity_seen = True
         if not live.merge_joint_states(names, position, velocity, stamp, self.settings.state_timeout):

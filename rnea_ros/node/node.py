@@ -10,6 +10,9 @@ executor, model builds on the loader's thread. See the README for the interface.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
 import time
 
@@ -17,13 +20,16 @@ import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
 from rnea_ros.dynamics.corrections import CorrectionsError
-from rnea_ros.node import action_relay, diagnostics, inputs, messages
+from rnea_ros.dynamics.precompile import compile_notice
+from rnea_ros.node import action_relay, advice, diagnostics, inputs, messages
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.inputs import Input, JointStateReading, PlannedTrajectory
 from rnea_ros.node.live_parameters import LiveParameters
@@ -32,6 +38,7 @@ from rnea_ros.node.outputs import OutputPublishers
 from rnea_ros.node.parameters import NODE_PARAMETERS
 from rnea_ros.node.settings import GAINS_PREFIX, Settings, settings_from
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
+from rnea_ros.node.trajectory_feedforward import LateAnswers, answer_threads
 from rnea_ros.plumbing import ros_parameters
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 
@@ -64,6 +71,7 @@ class RneaNode(LiveParameters, Node):
         self.outputs = OutputPublishers(self)
         self.joint_states: DedicatedSubscription | None = None
         self.action_relay = None  # the FollowJointTrajectory relay (action_relay.py)
+        self.late_answers = LateAnswers()  # trajectory answers that would have left after their start stamp
         if self.fatal_error:
             return
         if settings.robot_description:
@@ -80,7 +88,8 @@ class RneaNode(LiveParameters, Node):
         self._subscribe_inputs(settings)
         self.action_relay = action_relay.serve(self, self.core, settings)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.create_timer(1.0, self._publish_diagnostics)
+        # steady: /diagnostics says what is wrong even when the ROS clock stands still (use_sim_time, no /clock)
+        self.create_timer(1.0, self._publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.joint_states.start()
 
     def _declare_joint_gains(self) -> dict[str, object]:
@@ -98,6 +107,8 @@ class RneaNode(LiveParameters, Node):
         super().destroy_node()
 
     def _fatal(self, message: str) -> None:
+        if _interrupted():  # the error is the signal's doing (a compile cut short): not the parameters'
+            raise StartInterruptedError(message)
         self.fatal_error = message
         self.get_logger().fatal(f"{message}; fix the parameters. Shutting down.")
 
@@ -105,7 +116,12 @@ class RneaNode(LiveParameters, Node):
     def _load_at_startup(self, description: str) -> None:
         """The description given by parameter: built before anything is served."""
         try:
-            self._loaded(self._build(description))
+            live = self._build(description)
+            if _interrupted():  # the signal came during the build, its KeyboardInterrupt swallowed (a numba callback)
+                raise StartInterruptedError("interrupted while building the model")
+            self._loaded(live)
+        except StartInterruptedError:
+            raise
         except ConfigurationError as error:  # the node cannot do what it was configured for
             self._fatal(str(error))
         except Exception as error:  # a node that can never have a model must not pretend to run
@@ -113,6 +129,8 @@ class RneaNode(LiveParameters, Node):
             self._fatal(f"the robot_description parameter is refused: {str(error)[:500]}")
 
     def _build(self, description: str) -> LiveModel:
+        if notice := compile_notice():  # a cold numba cache: the first build compiles
+            self.get_logger().info(notice)
         return build_live_model(description, self.core.settings)
 
     def _loaded(self, live: LiveModel | None) -> None:
@@ -141,7 +159,11 @@ class RneaNode(LiveParameters, Node):
         """joint_states and the inputs that come at its rate on its thread (see subscription.py),
         the others on the executor; a row's parameter may name its topics, or make it unneeded."""
         main = inputs.BY_TOPIC["joint_states"]
-        self.joint_states = DedicatedSubscription(self, main.msg_type, main.topic, self._taker(main), main.depth)
+        reliable = settings.joint_states_qos == "reliable"  # else sensor_data: best effort, as drivers publish
+        qos = QoSProfile(
+            depth=main.depth, reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT
+        )
+        self.joint_states = DedicatedSubscription(self, main.msg_type, main.topic, self._taker(main), qos)
         flipped = set(settings.flip_wrench_topics)
         for row in inputs.INPUTS:
             if row is main or (row.unless_parameter and getattr(settings, row.unless_parameter)):
@@ -198,22 +220,47 @@ class RneaNode(LiveParameters, Node):
             )
             return
         content = planned.content
-        header = Header(stamp=Time(sec=content.stamp[0], nanosec=content.stamp[1]), frame_id=content.frame_id)
+        stamp = self._answer_stamp(content.stamp[0] * 1_000_000_000 + content.stamp[1])
+        sec, nanosec = divmod(stamp, 1_000_000_000)
+        header = Header(stamp=Time(sec=sec, nanosec=nanosec), frame_id=content.frame_id)
         self.outputs.trajectory.publish(messages.trajectory_cdr(header, result))  # bytes: 3x faster
         self.core.trajectory_times.add(time.perf_counter() - planned.arrived)
         self.core.trajectories += 1
 
+    def _answer_stamp(self, stamp: int) -> int:
+        """The answer's stamp [ns]: the trajectory's, or now when that has passed (LateAnswers)."""
+        answer = self.late_answers.stamp(stamp, self.get_clock().now().nanoseconds)
+        if answer != stamp:
+            self.get_logger().warning(
+                f"joint_trajectory answered {self.late_answers.latest_delay * 1e3:.0f} ms after its start stamp: "
+                "re-stamped to now (a JTC would jump to where the trajectory is by then)",
+                throttle_duration_sec=1.0,
+            )
+        return answer
+
     # --- diagnostics ---------------------------------------------------------------------------
+    def _node_figures(self, values: dict[str, str], notes: list[str]) -> int:
+        """What the node adds to the core's report: late answers and goal forwarding; the level they ask for."""
+        values["late_answers"] = str(self.late_answers.count)
+        if self.action_relay is not None:
+            values.update(self.action_relay.values())
+        late = self.late_answers.new()
+        if late:
+            notes.append(f"{late} trajectory answers after their start stamp (re-stamped to now)")
+        return diagnostics.WARN if late else diagnostics.OK
+
     def _publish_diagnostics(self) -> None:
         self._explain_silence()
         if self.core.unreported_held:  # before the report, which counts them reported
             self.get_logger().warning(self.core.held_note())
         report = self.core.report(self._joint_states_publisher_note())
+        notes = [report.message]
+        level = max(report.level, self._node_figures(report.values, notes))
         status = DiagnosticStatus(
-            level=bytes([report.level]),
+            level=bytes([level]),
             name=f"rnea_node: {STATUS_NAMES[self.core.settings.command_source]}",
             hardware_id=self.get_fully_qualified_name(),
-            message=report.message,
+            message="; ".join(notes),
             values=[KeyValue(key=k, value=v) for k, v in report.values.items()],
         )
         array = DiagnosticArray(status=[status])
@@ -226,23 +273,23 @@ class RneaNode(LiveParameters, Node):
         if core.live is None and time.monotonic() - self._started > STARTUP_GRACE:
             topic = self.resolve_topic_name("robot_description")
             publishers = len(self.get_publishers_info_by_topic(topic))
-            who = f"{publishers} publisher(s), none has sent a valid one" if publishers else "nothing publishes it"
-            logger.warning(
-                f"no robot model yet: no valid robot_description on '{topic}' ({who})", throttle_duration_sec=5.0
-            )
-        problem = core.coverage_problem()
+            said = advice.no_description(topic, publishers, "--params-file" in sys.argv)
+            logger.warning(said, throttle_duration_sec=5.0)
+        problem = core.coverage_problem() or self._best_effort_problem()
         if problem:
             logger.warning(f"{problem}; topic '{self.joint_states.topic_name}'", throttle_duration_sec=5.0)
+
+    def _best_effort_problem(self) -> str | None:
+        publishers = self.get_publishers_info_by_topic(self.joint_states.topic_name)
+        best_effort = [(p.node_name, p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT) for p in publishers]
+        return advice.best_effort_only(best_effort, self.core.settings.joint_states_qos == "reliable")
 
     def _joint_states_publisher_note(self) -> str | None:
         """Why joint_states may not arrive: no publisher, or one whose QoS cannot reach a reliable reader."""
         publishers = self.get_publishers_info_by_topic(self.joint_states.topic_name)
         if not publishers:
             return "no joint_states publisher"
-        best_effort = [p.node_name for p in publishers if p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT]
-        if best_effort:
-            return f"joint_states publishers {best_effort} are best effort: this node's reliable reader gets nothing"
-        return None
+        return self._best_effort_problem()
 
 
 # A model rebuild (Python, in a thread) holds the GIL; the interpreter hands it over every
@@ -250,12 +297,82 @@ class RneaNode(LiveParameters, Node):
 GIL_SWITCH_INTERVAL = 0.0005
 
 
+INTERRUPTED = "rnea_node: interrupted while starting"
+_signals: list[int] = []  # SIGINT and SIGTERM received by this process
+
+
+class StartInterruptedError(Exception):
+    """A signal came while the node was starting: whatever failed after it is its consequence."""
+
+
+def _on_signal(signum: int, _frame) -> None:
+    _signals.append(signum)
+    raise KeyboardInterrupt
+
+
+def exit_interrupted() -> None:
+    """Says so and exits 0 at once: a KeyboardInterrupt that went through Python run from C (pybind11's
+    eval, while a module loads) makes the interpreter exit by SIGINT whatever caught it, and a module cut
+    short while it loads may leave a thread that would hold the exit."""
+    print(INTERRUPTED, file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def _unless_interrupt(unraisable) -> None:
+    """The signal's KeyboardInterrupt raised in a callback from C (numba's compiler) is dropped there:
+    not printed (``_interrupted`` knows of the signal); anything else as Python prints it."""
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
+
+
+def _interrupted() -> bool:
+    return bool(_signals) or not rclpy.ok()
+
+
+def _start() -> RneaNode | None:
+    """The node, built and ready to spin; None when a signal stopped its start (SIGINT and SIGTERM
+    raise KeyboardInterrupt wherever the start is; with SIGINT ignored, rclpy's handler still shuts the
+    context down, and what fails after that is the signal's doing)."""
+    node = None
+    try:
+        node = RneaNode()
+        diagnostics.freeze_the_heap()
+        if not _interrupted():
+            node.core.collector_pauses.start()
+            return node
+    except (KeyboardInterrupt, StartInterruptedError, ExternalShutdownException):
+        pass
+    except Exception:
+        if not _interrupted():
+            raise
+    if node is not None:
+        node.destroy_node()
+    return None
+
+
 def main(args=None) -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):  # rclpy's handlers, installed by init, call these after theirs
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _on_signal)
+    sys.unraisablehook = _unless_interrupt
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
-    rclpy.init(args=args)
-    node = RneaNode()
-    diagnostics.freeze_the_heap()
-    node.core.collector_pauses.start()
+    try:
+        answer_threads()
+        rclpy.init(args=args)
+        node = _start()
+    except KeyboardInterrupt:
+        node = None
+    except RCLError as error:  # e.g. a URDF given with -p: one line with the remedy, no traceback
+        said = advice.command_line_error(str(error))
+        if said is None:
+            raise
+        print(said, file=sys.stderr)
+        sys.exit(2)
+    if node is None:
+        with contextlib.suppress(RCLError):  # rclpy's signal handler may be shutting it down meanwhile
+            rclpy.try_shutdown()
+        exit_interrupted()
     try:
         if node.fatal_error is None:
             rclpy.spin(node)

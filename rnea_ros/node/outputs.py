@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
-from rclpy.event_handler import PublisherEventCallbacks
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
@@ -15,13 +15,16 @@ from rnea_ros.node import messages
 from rnea_ros.node.state import LiveModel
 from rnea_ros.node.torques import Outputs
 
+if TYPE_CHECKING:
+    from rclpy.node import Node
+
 
 class OutputMessages:
     """The output messages of one model, built once and refilled for each state."""
 
     def __init__(self, live: LiveModel) -> None:
         self.live = live
-        names = list(live.model.joint_names)
+        names = list(live.names)  # the driver's names where joint_names maps them
         self.efforts, self.gravity = JointState(name=names), JointState(name=names)
         self.commands = messages.labelled_commands([names[j] for j in live.command_order])
         self.residual = WrenchStamped()
@@ -36,6 +39,8 @@ class OutputPublishers:
     def __init__(self, node: Node) -> None:
         # No QoS event handlers on the publishers (incompatible subscribers are warned on their side):
         # the executor polls every handler on each wake-up, which costs ~5 µs per message each.
+        from rclpy.event_handler import PublisherEventCallbacks  # rclpy here only: OutputMessages needs none
+
         quiet = PublisherEventCallbacks(use_default_callbacks=False)
 
         def publisher(msg_type, topic: str):

@@ -311,3 +311,30 @@ NODE_PARAMETERS += (
         range=(0.01, 3600.0),
     ),
 )
+# what drivers send that URDFs do not say: their QoS and their joint names
+JOINT_STATES_QOS = ("reliable", "sensor_data")
+NODE_PARAMETERS += (
+    ParameterSpec(
+        "joint_states_qos",
+        "string",
+        "reliable",
+        "QoS of the joint_states subscription: reliable, or sensor_data (best effort, as many drivers publish; "
+        "a reliable reader gets nothing from a best-effort publisher).",
+        read_only=True,
+        choices=JOINT_STATES_QOS,
+        details="A reliable subscription with only best-effort publishers is a WARN on the console.",
+    ),
+    ParameterSpec(
+        "joint_names",
+        "string_array",
+        (),
+        "The driver's joint names where they are not the URDF's: entries 'driver_name:=urdf_name' (or "
+        "'driver_name=urdf_name', which -p takes unquoted); empty: the URDF's names.",
+        read_only=True,
+        unique=True,
+        details="Every input (joint_states, desired_accelerations, joint_trajectory, command_joints, gains.<joint>) "
+        "may use either name; every output (feedforward_efforts, gravity_torques, effort_commands' labels, "
+        "feedforward_trajectory) names a mapped joint by the driver's name. A URDF name the model lacks "
+        "refuses the description.",
+    ),
+)

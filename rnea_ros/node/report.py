@@ -34,6 +34,14 @@ def _suffix(longer: str, shorter: str) -> str:
     return longer[len(shorter) :] if len(longer) > len(shorter) and longer.startswith(shorter) else ""
 
 
+def _map_hint(received: str, missing: str) -> str:
+    """The joint_names parameter, when the driver's names are not the URDF's."""
+    return (
+        f"; if the driver's names are not the URDF's, map them with the joint_names parameter: "
+        f"['{received}:={missing}', ...] (driver name:=URDF name)"
+    )
+
+
 CONTACT_RESIDUAL_WARN = 0.01  # N and N·m: a base residual the contacts leave above this is reported
 
 
@@ -66,6 +74,7 @@ class CoreReport:
                 if hints:
                     pairs = list(hints.items())[:5]
                     text += " (did you mean " + ", ".join(f"'{b}' for '{a}'" for a, b in pairs) + "?)"
+            text += _map_hint(live.unknown_names[0], missing[0])
         return text
 
     # --- diagnostics ---------------------------------------------------------------------------

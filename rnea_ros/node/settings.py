@@ -47,6 +47,7 @@ class SettingsMethods:
         """The rules across values: a sole's contact has no radius; a normal gives a direction;
         gains given one way (kp/kd arrays or gains.<joint>.p/d), each a number ≥ 0."""
         self._check_joint_gains()
+        self.joint_name_map()
         shapes, radii = self.contact_shapes(), self.contact_radii()
         for link, (half, _), radius in zip(self.contact_links, shapes, radii, strict=True):
             if half is not None and radius > 0.0:
@@ -57,6 +58,10 @@ class SettingsMethods:
                 raise ValueError(
                     f"contact_normals: {list(normal)} is too small to give a direction (all zero: against gravity)"
                 )
+
+    def joint_name_map(self) -> dict[str, str]:
+        """``joint_names`` as {driver name: URDF name}; ValueError with the entry that is not one."""
+        return parse_joint_name_map(self.joint_names)
 
     def _check_joint_gains(self) -> None:
         for joint, kind, value in self.joint_gains:
@@ -146,6 +151,22 @@ def joint_gains_from(values: Mapping[str, object], base: JointGains = ()) -> Joi
             raise ValueError(f"{name}: per-joint gains are {GAINS_PREFIX}<joint>.p and {GAINS_PREFIX}<joint>.d")
         merged[(joint, kind)] = value
     return tuple(sorted((joint, kind, value) for (joint, kind), value in merged.items()))
+
+
+def parse_joint_name_map(entries: Sequence[str]) -> dict[str, str]:
+    """{driver name: URDF name} from entries 'driver:=urdf' (or 'driver=urdf'); ValueError otherwise."""
+    mapping: dict[str, str] = {}
+    for entry in entries:
+        driver, separator, urdf = entry.partition(":=" if ":=" in entry else "=")
+        driver, urdf = driver.strip(), urdf.strip()
+        if not separator or not driver or not urdf:
+            raise ValueError(f"joint_names: {entry!r} is not 'driver_name:=urdf_name'")
+        if driver in mapping:
+            raise ValueError(f"joint_names maps '{driver}' twice")
+        if urdf in mapping.values():
+            raise ValueError(f"joint_names maps two driver names onto '{urdf}'")
+        mapping[driver] = urdf
+    return mapping
 
 
 def _unit(vector) -> tuple[float, float, float]:

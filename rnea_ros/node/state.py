@@ -11,6 +11,7 @@ node counts the reason in its diagnostics.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -61,25 +62,33 @@ class NameMatcher:
     lookup on the tuple of names.
     """
 
-    def __init__(self, index: Mapping[str, int]) -> None:
+    def __init__(self, index: Mapping[str, int], renamed: Mapping[str, str] | None = None) -> None:
         self.index = dict(index)
+        self.renamed = dict(renamed or {})  # joint_names: driver name -> model name
         self._cache: dict[tuple[str, ...], NameMatch] = {}
+
+    def model_name(self, name: str) -> str:
+        """The model's name of a joint named ``name`` (a driver's name in joint_names, or the model's own)."""
+        return self.renamed.get(name, name)
 
     def match(self, names: Sequence[str]) -> NameMatch:
         key = tuple(names)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        if len(set(key)) != len(key):
-            raise InvalidMessageError("duplicate_names", "message has duplicate joint names")
-        pairs = [(k, self.index[name]) for k, name in enumerate(key) if name in self.index]
+        model_names = tuple(map(self.model_name, key)) if self.renamed else key
+        if len(set(model_names)) != len(model_names):
+            mapped = " (after joint_names' mapping)" if model_names != key else ""
+            raise InvalidMessageError("duplicate_names", f"message has duplicate joint names{mapped}")
+        pairs = [(k, self.index[name]) for k, name in enumerate(model_names) if name in self.index]
         message_rows = np.array([k for k, _ in pairs], dtype=np.intp)
         model_rows = np.array([j for _, j in pairs], dtype=np.intp)
         full = None
         if len(pairs) == len(self.index):
             full = np.empty(len(pairs), dtype=np.intp)
             full[model_rows] = message_rows
-        unknown = tuple(name[:100] for name in key if name not in self.index)[:MAX_REPORTED_NAMES]
+        unknown = tuple(name[:100] for name, known in zip(key, model_names, strict=True) if known not in self.index)
+        unknown = unknown[:MAX_REPORTED_NAMES]
         match = NameMatch(message_rows, model_rows, full, unknown)
         if len(key) > 4 * len(self.index) + 16 or sum(map(len, key)) > MAX_CACHED_NAME_CHARACTERS:
             return match  # matched, not kept
@@ -187,6 +196,7 @@ class BoundModel:
     command_order: np.ndarray  # model row of each command joint
     command_limits: np.ndarray  # URDF <limit effort> in command order
     contacts: ContactLinks | None
+    names: tuple[str, ...]  # each joint's name in the outputs: the driver's where joint_names maps it
 
     @classmethod
     def build(
@@ -195,17 +205,21 @@ class BoundModel:
         command_joints: Sequence[str] = (),
         contact_links: Sequence[str] = (),
         description: str = "",
+        renamed: Mapping[str, str] | None = None,
     ) -> BoundModel:
         """ConfigurationError when the joints or links are not the model's; ValueError when the
-        model cannot give finite torques."""
+        model cannot give finite torques. ``renamed``: joint_names, {driver name: model name}."""
         if isinstance(corrected, RobotModel):
             corrected = corrected.with_corrections(None)  # with the URDF's joint dynamics
         model = corrected.model
         index = {name: k for k, name in enumerate(model.joint_names)}
-        missing = [name for name in command_joints if name not in index]
+        matcher = NameMatcher(index, _checked_renames(renamed or {}, model.joint_names))
+        missing = [name for name in command_joints if matcher.model_name(name) not in index]
         if missing:
             raise ConfigurationError(f"command_joints names joints the robot model lacks: {missing}")
-        command_order = np.array([index[name] for name in command_joints or model.joint_names], dtype=np.intp)
+        commanded = [matcher.model_name(name) for name in command_joints] or model.joint_names
+        command_order = np.array([index[name] for name in commanded], dtype=np.intp)
+        driver_names = {model_name: driver for driver, model_name in matcher.renamed.items()}
         try:
             contacts = ContactLinks(model, list(contact_links)) if model.floating_base and contact_links else None
         except ValueError as error:
@@ -215,12 +229,13 @@ class BoundModel:
             description,
             tuple(command_joints),
             tuple(contact_links),
-            NameMatcher(index),
+            matcher,
             command_order,
             # "no limit" as the largest float, so that an infinite command is caught by the same
             # comparison as one over its limit
             np.minimum(model.effort_limits[command_order], np.finfo(np.float64).max),
             contacts,
+            tuple(driver_names.get(name, name) for name in model.joint_names),
         )
         bound._prove_it_computes()
         return bound
@@ -230,7 +245,9 @@ class BoundModel:
         corrected = self.corrected.with_corrections(corrections)
         if corrected.model is self.corrected.model:
             return dataclasses.replace(self, corrected=corrected)
-        return BoundModel.build(corrected, self.command_joints, self.contact_links, self.description)
+        return BoundModel.build(
+            corrected, self.command_joints, self.contact_links, self.description, self.matcher.renamed
+        )
 
     @property
     def model(self) -> RobotModel:
@@ -248,6 +265,16 @@ class BoundModel:
             for kind in KINDS:
                 distribute = contact_distribution(kind, self.model, [Contact(link) for link in links])
                 distribute(q0[:7], zero[:6], zero[:6], q0[7:], zero[6:], zero[6:])
+
+
+def _checked_renames(renamed: Mapping[str, str], joint_names: Sequence[str]) -> Mapping[str, str]:
+    """joint_names' map, once every name it maps onto is a joint of the model (ConfigurationError otherwise)."""
+    for driver, name in renamed.items():
+        if name not in joint_names:
+            close = difflib.get_close_matches(name, joint_names, n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else f" (its joints: {list(joint_names)[:10]})"
+            raise ConfigurationError(f"joint_names maps '{driver}' onto '{name}', which is no joint of the model{hint}")
+    return renamed
 
 
 class SettingsCache:
@@ -288,7 +315,8 @@ class SettingsCache:
                 gains[self.bound.command_order] = given if len(given) > 1 else given[0]
             arrays.append(gains)
         for joint, kind, value in settings.joint_gains:  # command joints (Settings.check_gains)
-            arrays["pd".index(kind)][self.bound.matcher.index[joint]] = value
+            matcher = self.bound.matcher
+            arrays["pd".index(kind)][matcher.index[matcher.model_name(joint)]] = value
         self._gains = (key, (arrays[0], arrays[1]))  # replaced whole: the joint_states thread reads it
         return arrays[0], arrays[1]
 
@@ -340,7 +368,8 @@ class LiveModel:
     command_joints = property(lambda self: self.bound.command_joints)
     contact_links = property(lambda self: self.bound.contact_links)
     command_order = property(lambda self: self.bound.command_order)
-    command_names = property(lambda self: [self.model.joint_names[j] for j in self.bound.command_order])
+    names = property(lambda self: self.bound.names)  # as the outputs name the joints (joint_names)
+    command_names = property(lambda self: [self.bound.names[j] for j in self.bound.command_order])
     command_limits = property(lambda self: self.bound.command_limits)
     contacts = property(lambda self: self.bound.contacts)
     matcher = property(lambda self: self.bound.matcher)
@@ -380,7 +409,7 @@ class LiveModel:
         """Joints never received, or whose value is more than ``timeout`` older than the newest."""
         never = np.isneginf(self.stamp)
         old = ~never & (self.newest_stamp - np.where(never, 0.0, self.stamp) > timeout)
-        return [self.model.joint_names[j] for j in np.flatnonzero(never | old)]
+        return [self.names[j] for j in np.flatnonzero(never | old)]
 
     # --- other inputs ------------------------------------------------------------------------
     def set_desired(self, points: DesiredPoints, now: float) -> None:

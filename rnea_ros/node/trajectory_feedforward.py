@@ -19,12 +19,18 @@ orientation sets the gravity's direction; its position does not matter). Each po
 then the contact-consistent torques of ``contact_distribution``, as ``feedforward_efforts`` gives at
 that state. Not modelled: the base's pose changing along the trajectory (a posture change that
 tilts the base), contacts that are made or broken (stepping).
+
+The answer is computed on one thread (``answer_threads``): the batch kernel on every core was 6x
+slower at p50 and 3x at p99 beside other processes (benchmarks/trajectory_answer.py). An answer that
+would leave after its trajectory's start stamp is re-stamped to now (``LateAnswers``): a JTC given a
+start in the past samples its spline at now and jumps to that point at once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from rnea_ros.dynamics.contact_distribution import ContactDistribution
@@ -35,6 +41,42 @@ from rnea_ros.node.state import InvalidMessageError, LiveModel
 # A floating base's points are computed one by one (~50 µs each, in Python, on the executor's thread
 # beside the joint_states thread): 20,000 points (200 s at the default resampling) take about a second.
 MAX_STANDING_POINTS = 20_000
+# Threads of the trajectory answer's batch kernel: 1 measured fastest quiet and beside busy processes
+# (2 cores: 2.2/10.5 ms p50/p99 against 14.1/37.3 ms; beside two busy processes 2.4/73 against 74/204 ms).
+ANSWER_THREADS = 1
+
+
+def answer_threads() -> None:
+    """The calling thread (the executor's: it answers trajectories and goals) computes batches on
+    ANSWER_THREADS threads; numba's setting is per thread."""
+    numba.set_num_threads(min(ANSWER_THREADS, numba.config.NUMBA_NUM_THREADS))
+
+
+class LateAnswers:
+    """Answers that would leave after their trajectory's start stamp: counted, and re-stamped to now.
+
+    A JTC (ros2_controllers, Jazzy) given a trajectory whose start is in the past samples it at now:
+    it skips the points already due and jumps to where the trajectory is now (one that ends in the past
+    is rejected). Re-stamped, the motion starts whole from its first point, late by the node's delay.
+    A stamp of zero (the JTC starts the trajectory when it receives it) is never late."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.latest_delay = 0.0  # s past the stamp, of the newest late answer
+        self._reported = 0
+
+    def stamp(self, stamp_ns: int, now_ns: int) -> int:
+        """The answer's stamp [ns]: the trajectory's, or ``now_ns`` when that has passed (counted)."""
+        if stamp_ns == 0 or stamp_ns >= now_ns:
+            return stamp_ns
+        self.count += 1
+        self.latest_delay = (now_ns - stamp_ns) * 1e-9
+        return now_ns
+
+    def new(self) -> int:
+        """Late answers since the last call (the /diagnostics report)."""
+        new, self._reported = self.count - self._reported, self.count
+        return new
 
 
 @dataclass(frozen=True)
@@ -76,13 +118,14 @@ def with_efforts(
             )
         if standing is None:
             raise InvalidMessageError("no_base_state", "no fresh base_odometry or imu: the base's pose is unknown")
-    names = list(trajectory.joint_names)
-    if len(set(names)) != len(names):
+    names = list(trajectory.joint_names)  # the answer keeps them (the driver's, with joint_names)
+    model_names = [live.matcher.model_name(name) for name in names]
+    if len(set(model_names)) != len(model_names):
         raise InvalidMessageError("duplicate_names", "the trajectory names a joint twice")
-    unknown = [name for name in names if name not in live.matcher.index]
+    unknown = [name for name, known in zip(names, model_names, strict=True) if known not in live.matcher.index]
     if unknown:
         raise InvalidMessageError("unknown_joints", f"joints the model does not have: {unknown[:10]}")
-    missing = [name for name in live.model.joint_names if name not in names]
+    missing = [live.names[j] for j, name in enumerate(live.model.joint_names) if name not in model_names]
     if missing:
         raise InvalidMessageError(
             "missing_joints", f"the model's joints {missing[:10]} are not in the trajectory: their motion is unknown"
@@ -98,7 +141,7 @@ def with_efforts(
     if len(times) > most:
         raise InvalidMessageError("too_many_points", f"{len(times)} points after resampling, at most {most}")
     q, qd, qdd = spline.sample(times)
-    rows = [live.matcher.index[name] for name in names]  # trajectory column → model joint
+    rows = [live.matcher.index[name] for name in model_names]  # trajectory column → model joint
     order = np.argsort(rows)  # model order ← trajectory columns
     if live.floating and source != "none":
         tau, gravity = _standing_efforts(live, standing, times, q[:, order], qd[:, order], qdd[:, order])

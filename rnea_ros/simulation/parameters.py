@@ -338,6 +338,45 @@ SIM_PARAMETERS += (
         read_only=True,
     ),
 )
+# the clock others read, and the controller's own clock
+SIM_PARAMETERS += (
+    ParameterSpec(
+        "publish_clock",
+        "bool",
+        False,
+        "Publish rosgraph_msgs/Clock on /clock with every joint_states: the stamp of that state (the start's "
+        "wall-clock time plus the simulated time), in real time and in lockstep, for nodes with use_sim_time true.",
+        read_only=True,
+    ),
+    ParameterSpec(
+        "controller_clock",
+        "string",
+        "step",
+        "controller joint_trajectory: step: the stand-in runs inside each physics step (the physics waits for "
+        "it: a starved controller cannot show); wall: on its own thread at `rate` on the wall clock, as "
+        "ros2_control_node's loop (the physics goes on; a late controller step leaves its last command in force, "
+        "overruns counted as the controller manager counts them).",
+        read_only=True,
+        choices=("step", "wall"),
+    ),
+    ParameterSpec(
+        "controller_delay",
+        "double",
+        0.0,
+        "For tests: wall time added to every controller step with controller_clock wall (a starved controller) [s].",
+        read_only=True,
+        range=(0.0, 1.0),
+    ),
+    ParameterSpec(
+        "diagnostics_period",
+        "double",
+        1.0,
+        "diagnostic_msgs/DiagnosticArray on /diagnostics this often (wall clock): steps, steps at zero effort, "
+        "commands, lockstep timeouts, clipped efforts, controller overruns [s].",
+        read_only=True,
+        range=(0.01, 3600.0),
+    ),
+)
 SimSettings = settings_class("SimSettings", SIM_PARAMETERS)
 
 

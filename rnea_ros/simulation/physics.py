@@ -26,6 +26,10 @@ NO_PASSIVE_NO_CONSTRAINT = (
 HINGE_OR_SLIDE = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
 # MuJoCo's warnings of a state it had to reset (non-finite or huge positions, velocities, accelerations)
 DIVERGED = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQACC)
+NO_MOVABLE_JOINT = (
+    "the robot has no movable joint (every joint is fixed): there is nothing to simulate; "
+    "give a description with revolute, continuous or prismatic joints"
+)
 
 
 class SimulationDivergedError(RuntimeError):
@@ -166,6 +170,8 @@ class SimRobot:
         self.urdf = urdf
         self.base_link: str | None = None  # the link a floating base's free joint carries
         joints = urdf_joints(urdf)
+        if not joints:
+            raise ValueError(NO_MOVABLE_JOINT)
         self.spec = spec = mujoco.MjSpec.from_string(without_meshes(urdf))
         spec.compiler.fusestatic = False
         spec.option.timestep = options.timestep

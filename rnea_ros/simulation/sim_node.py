@@ -13,7 +13,11 @@ Two clocks: ``realtime`` paces the physics to the wall clock (a driver's control
 it (lockstep, for tests and figures) each step also waits, at most ``lockstep_timeout`` of wall
 time, for a command sent after the last joint_states, so that every step uses the command
 computed from the state before it (lockstep runs at real time or slower). Stamps are the
-start's wall-clock time plus the simulated time. Physics and publishing run on one thread; commands arrive on another.
+start's wall-clock time plus the simulated time (on ``/clock`` too, with ``publish_clock``). Physics
+and publishing run on one thread; commands arrive on another; with ``controller_clock: wall`` the
+joint_trajectory_controller stand-in runs on a third (``wall_clock_controller``). A robot that cannot
+be simulated (no movable joint, a URDF MuJoCo refuses, gains of the wrong length) stops rnea_sim
+with the reason, exit code 1. Its counts: ``sim_report``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 
 import numpy as np
 import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -39,7 +44,9 @@ from rnea_ros.simulation.jtc_stand_in import JtcStandIn
 from rnea_ros.simulation.lockstep import Lockstep
 from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings
 from rnea_ros.simulation.record import Record, unwritable
+from rnea_ros.simulation.sim_report import counts, diagnostics, summary
 from rnea_ros.simulation.state_publishers import StatePublishers
+from rnea_ros.simulation.wall_clock_controller import WallClockController
 
 # ``physics`` (MuJoCo, through ``robot_setup``) is imported only once rclpy has loaded its
 # middleware: with MuJoCo's libraries loaded first, Fast DDS (these Jazzy wheels) served only one of
@@ -67,6 +74,7 @@ class SimNode(Node):
         self.robot = None  # physics.SimRobot once a description is built
         self.finished = threading.Event()
         self.clipped = 0
+        self.steps = 0
         self.record = Record(p.record_file, p.floating_base, logger) if p.record_file else None
         self._stop = threading.Event()
         self.outputs = StatePublishers(self, p)
@@ -87,6 +95,8 @@ class SimNode(Node):
             self.subscription.also_serve(JointState, p.lockstep_answer_topic, self._on_answer, 100)
         self.jtc: JtcStandIn | None = None  # the joint_trajectory_controller stand-in, when chosen
         self.jtc_action = None  # its action server and controller state (jtc_action.JtcAction)
+        self.wall_controller: WallClockController | None = None  # the stand-in on its own clock
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         if p.controller == "joint_trajectory":
             self.create_subscription(JointTrajectory, p.trajectory_topic, self._on_trajectory, 10, raw=True)
         self._thread = threading.Thread(target=self._run, name="physics", daemon=True)
@@ -108,16 +118,20 @@ class SimNode(Node):
         try:
             robot = build_robot(description, self.p)
         except Exception as error:
-            self.get_logger().error(f"cannot simulate this robot_description: {str(error)[:500]}")
+            self._stop_at_start(f"cannot simulate this robot_description: {str(error)[:500]}")
             return
         joints = robot.command_joints
         if self.p.controller == "joint_trajectory":
             try:
                 self.jtc = JtcStandIn(robot, self.p, self._start_wall, self.get_logger())
             except ValueError as error:
-                self.get_logger().error(f"cannot simulate with these gains: {error}")
+                self._stop_at_start(f"cannot simulate with these gains: {error}")
                 return
             self.jtc_action = self._serve_jtc_action(robot)
+            if self.p.controller_clock == "wall":
+                self.wall_controller = WallClockController(
+                    self.jtc, self.p.rate, self.p.controller_delay, self.get_logger()
+                )
             where = f"a joint_trajectory_controller stand-in on '{self.resolve_topic_name(self.p.trajectory_topic)}'"
         else:
             where = f"commands on '{self.subscription.topic_name}'"
@@ -129,7 +143,16 @@ class SimNode(Node):
             f"({'real time' if self.p.realtime else 'lockstep'}); {where} for {joints}"
         )
         self.subscription.start()
+        self.create_timer(self.p.diagnostics_period, self._publish_diagnostics)
+        if self.wall_controller is not None:
+            self.wall_controller.observe(robot)
+            self.wall_controller.start()
         self._thread.start()
+
+    def _stop_at_start(self, reason: str) -> None:
+        """The robot cannot be simulated: main ends the process, exit code 1."""
+        self.fatal_error = reason
+        self.get_logger().fatal(f"{reason}; fix it and restart. Shutting down.")
 
     def _serve_jtc_action(self, robot):
         from rnea_ros.simulation.jtc_action import JtcAction  # control_msgs: only with the stand-in
@@ -144,21 +167,29 @@ class SimNode(Node):
         self.lockstep.on_answer((msg.header.stamp.sec, msg.header.stamp.nanosec))
 
     def _efforts_now(self, robot) -> np.ndarray | None:
-        """The command in force (None while the brakes hold): the JTC stand-in's, or the commands'."""
+        """The command in force (None while the brakes hold): the JTC stand-in's (its last one when it
+        runs on the wall clock), or the commands'."""
+        if self.wall_controller is not None:
+            return self.wall_controller.command
         return self.jtc.efforts(robot) if self.jtc is not None else self.commands.efforts(robot)
+
+    def _publish_diagnostics(self) -> None:
+        if self.robot is not None:
+            array = diagnostics(counts(self), self.get_fully_qualified_name())
+            array.header.stamp = self.get_clock().now().to_msg()
+            self.diagnostics.publish(array)
 
     # --- the loop --------------------------------------------------------------------------------
     def _run(self) -> None:
         robot, p = self.robot, self.p
         dt = 1.0 / p.rate
         start_monotonic = time.monotonic()
-        steps = 0
         released_at = None  # simulated time the brakes were released
         try:
             while not self._stop.is_set() and rclpy.ok(context=self.context):
                 if released_at is not None and p.duration > 0.0 and robot.time - released_at >= p.duration - 1e-9:
                     break
-                if steps % p.publish_every == 0:
+                if self.steps % p.publish_every == 0:
                     self.commands.arrived.clear()
                     stamp = self._publish(robot)
                     if not p.realtime and self.jtc is None:  # the stand-in is inside this loop
@@ -169,10 +200,12 @@ class SimNode(Node):
                 else:
                     released_at = robot.time if released_at is None else released_at
                     self.clipped += robot.step(efforts)
-                steps += 1
+                self.steps += 1
+                if self.wall_controller is not None:
+                    self.wall_controller.observe(robot)
                 # Lockstep may run slower than real time, never faster: stamps are the wall clock's
                 # start plus simulated time, and must never be in the future for the controller.
-                delay = start_monotonic + steps * dt - time.monotonic()
+                delay = start_monotonic + self.steps * dt - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
         except Exception as error:  # the loop must say why it stopped
@@ -181,9 +214,11 @@ class SimNode(Node):
             # else: shut down (Ctrl-C) between the loop's check and a publish: nothing went wrong
         finally:
             try:
+                if self.wall_controller is not None:
+                    self.wall_controller.stop()
                 if self.record is not None:
                     self.record.write(robot, self._log_error)
-                self._log_info(self._summary(robot, steps))
+                self._log_info(summary(counts(self)))
             finally:
                 self.finished.set()  # whatever happened above: main must not wait forever
 
@@ -193,18 +228,6 @@ class SimNode(Node):
         if self.record is not None:
             self.record.add(stamp[0] + stamp[1] * 1e-9, msg.position, msg.velocity, msg.effort, robot)
         return stamp
-
-    def _summary(self, robot, steps: int) -> str:
-        commands, lockstep = self.commands, self.lockstep
-        summary = (
-            f"simulated {robot.time:.3f} s in {steps} steps: {commands.accepted} commands taken, "
-            f"{commands.refused} refused, {commands.zero_effort_steps} steps at zero effort (stale "
-            f"command), {lockstep.timeouts} lockstep waits timed out ({lockstep.resent_states} states "
-            f"sent again), {self.clipped} efforts clipped"
-        )
-        if self.jtc is not None:
-            summary += f"; {self.jtc.controller.trajectories} trajectories taken, {self.jtc.refused} refused"
-        return summary
 
     def _log_info(self, text: str) -> None:
         if rclpy.ok(context=self.context):

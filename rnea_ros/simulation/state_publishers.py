@@ -1,5 +1,6 @@
 """What rnea_sim publishes of each state: joint_states (and its tap, a second writer for a recorder),
-the force/torque sensor, a floating base's odometry."""
+the force/torque sensor, a floating base's odometry, and with ``publish_clock`` the state's stamp on
+``/clock``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 
 from rnea_ros.simulation.parameters import SimSettings
@@ -28,6 +30,8 @@ class StatePublishers:
         self.tap = node.create_publisher(JointState, p.tap_topic, tap_qos) if p.tap_topic else None
         self.sensor = node.create_publisher(WrenchStamped, p.sensor_topic, 10) if p.sensor_topic else None
         self.odometry = node.create_publisher(Odometry, p.odometry_topic, 10) if p.floating_base else None
+        # /clock whatever the namespace: a use_sim_time node's clock reads it there
+        self.clock = node.create_publisher(Clock, "/clock", 10) if p.publish_clock else None
         self._resendable: list[tuple] = []  # (publisher, message) of the newest state
 
     def publish(self, robot, start_wall: float) -> JointState:
@@ -40,6 +44,8 @@ class StatePublishers:
             effort=robot.applied.tolist(),
         )
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        if self.clock is not None:  # first: a use_sim_time reader's clock reaches the stamp before the state
+            self.clock.publish(Clock(clock=msg.header.stamp))
         self.states.publish(msg)
         self._resendable = [(self.states, msg)]
         if self.tap is not None:

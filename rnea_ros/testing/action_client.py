@@ -4,11 +4,9 @@ tests send: the example arm moving between rest points. Every wait is bounded.""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import rclpy
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance
@@ -17,6 +15,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from rnea_ros.demo.closed_loop import trajectory_message
+from rnea_ros.testing.ros_harness import spin_until
 
 
 def duration(seconds: float) -> Duration:
@@ -75,12 +74,7 @@ class TrajectoryClient:
             self.node.destroy_node()
 
     def spin_until(self, predicate, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.02)
-            if predicate():
-                return True
-        return False
+        return spin_until(self.node, predicate, timeout)
 
     def send(self, goal_msg, timeout: float = 10.0) -> Sent:
         """Sends a goal and waits (at most ``timeout``) for its acceptance; the result comes later."""

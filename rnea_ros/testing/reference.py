@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-import sysconfig
+from importlib.metadata import distribution
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +12,10 @@ import pinocchio as pin
 from rnea_ros import RobotModel
 from rnea_ros.dynamics.payload import Inertial
 
-EXAMPLE_ROBOT_DATA = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
+# where the package is installed, not where this interpreter installs (another venv may share its site-packages)
+EXAMPLE_ROBOT_DATA = Path(
+    distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data/robots")
+)
 EXAMPLE_ARM = Path(__file__).resolve().parents[1] / "demo/robots/example_arm.urdf"
 ARM_URDF = EXAMPLE_ARM.read_text()
 HEAVY_ARM_URDF = ARM_URDF.replace('<mass value="3.5"/>', '<mass value="7.0"/>', 1)  # link2 twice as heavy

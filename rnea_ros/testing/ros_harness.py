@@ -52,6 +52,16 @@ def at_rate(rate: float, seconds: float) -> Iterator[float]:
             time.sleep(delay)
 
 
+def spin_until(node: Node, predicate: Callable[[], bool], timeout: float) -> bool:
+    """Spins ``node`` until ``predicate()`` holds (True) or ``timeout`` s have passed (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.02)
+        if predicate():
+            return True
+    return False
+
+
 def init_rclpy() -> None:
     os.environ.update(ROS_ENV)
     rclpy.init()
@@ -127,12 +137,7 @@ class Client:
         self.spin_until(lambda: False, seconds)
 
     def spin_until(self, predicate, timeout: float = 10.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.02)
-            if predicate():
-                return True
-        return False
+        return spin_until(self.node, predicate, timeout)
 
     def send_state(self, q, qd=None, names=None, new_stamp: bool = True) -> JointState:
         self.stamp_sec += new_stamp

@@ -93,6 +93,7 @@ def test_mcap_csv_uneven_stamps_and_two_publishers_agree(tmp_path):
     assert reference["joint3"]["viscous"] == pytest.approx(VISCOUS, rel=0.05)
 
 
+@pytest.mark.slow  # 16 s of CPU: the whole bag read 7 samples at a time
 def test_chunking_does_not_change_results(tmp_path, modified_bag):
     outputs = []
     for chunk in (7, 700, 100_000):  # 7 samples: much shorter than the 50 ms window

@@ -25,6 +25,7 @@ def test_the_urdfs_limits_are_read():
     assert limits.lower[6] == -np.inf and limits.upper[6] == np.inf  # joint7 is continuous
 
 
+@pytest.mark.slow  # the 200-iteration design: 30-50 s of CPU
 def test_the_excitation_keeps_within_the_limits_less_the_margins(designed):
     from rnea_ros.testing.reference import PinocchioReference
 
@@ -42,6 +43,7 @@ def test_the_excitation_keeps_within_the_limits_less_the_margins(designed):
     assert np.abs(designed.trajectory.amplitudes[ARM_JOINTS]).sum(axis=1).min() > 0.05  # every arm joint moves
 
 
+@pytest.mark.slow  # the same design
 def test_its_condition_number_is_lower_than_the_multisines_by_three_at_least(designed):
     measure = ConditionNumber(ARM, ARM_URDF, START, ARM_JOINTS)
     default = multisine(START, 0.1, [0.2, 0.5])

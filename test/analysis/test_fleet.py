@@ -28,6 +28,7 @@ def fleet(tmp_path_factory) -> list[str]:
     return paths
 
 
+@pytest.mark.slow  # 9 s of CPU
 def test_the_worn_robot_is_flagged_and_the_pool_finds_the_common_friction(fleet):
     results = run_tasks([RecordingTask(path, NOMINAL, urdf_dynamics=True) for path in fleet], workers=2)
     flagged = drift(results)
@@ -41,6 +42,7 @@ def test_the_worn_robot_is_flagged_and_the_pool_finds_the_common_friction(fleet)
     assert pool["joint1"].estimates["viscous"].value == pytest.approx(0.5, rel=0.05)
 
 
+@pytest.mark.slow  # 12 s of CPU
 def test_dask_gives_the_same_numbers_as_local_workers(fleet):
     distributed = pytest.importorskip("distributed")
     tasks = [RecordingTask(path, NOMINAL, urdf_dynamics=True) for path in fleet[:4]]
@@ -55,6 +57,7 @@ def test_dask_gives_the_same_numbers_as_local_workers(fleet):
         np.testing.assert_array_equal(a.identification.sums.xr, b.identification.sums.xr)
 
 
+@pytest.mark.slow  # 8 s of CPU
 def test_the_cli_takes_several_recordings(fleet, tmp_path, capsys):
     assert main([*fleet, "--out", str(tmp_path / "out"), "--workers", "2"]) == 0
     out = capsys.readouterr().out

@@ -45,3 +45,15 @@ def test_the_command_prints_a_parameters_file(capsys):
     assert RobotModel.from_urdf(parameters["robot_description"]).joint_names == UR5.joint_names
     assert main([str(UR5_FILE), "--pose", "0.1"]) == 2
     assert "--pose has 1 values" in capsys.readouterr().err
+
+
+def test_a_robot_without_a_movable_joint_is_refused_in_one_line(tmp_path, capsys):
+    urdf = tmp_path / "fixed.urdf"
+    urdf.write_text(
+        "<robot name='bolted'><link name='base'/><link name='tool'/>"
+        "<joint name='bolt' type='fixed'><parent link='base'/><child link='tool'/></joint></robot>"
+    )
+    assert main([str(urdf)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no empty gains file
+    assert captured.err.count("\n") == 1 and "no movable joint" in captured.err

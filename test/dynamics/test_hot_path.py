@@ -3,12 +3,16 @@ gives, and every other input still goes through the conversions and the checks."
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
 from rnea_ros.dynamics import rnea as kernel
-from rnea_ros.dynamics.precompile import kernels_in_cache, small_robot
+from rnea_ros.dynamics.precompile import compile_dynamics, kernels_in_cache, small_robot
 from rnea_ros.testing.reference import EXAMPLE_ARM, PinocchioReference, random_state
 
 ARM = RobotModel.from_urdf(EXAMPLE_ARM.read_text())
@@ -75,3 +79,18 @@ def test_a_kernel_takes_its_sizes_from_the_model_not_from_the_output():
 
 def test_the_cache_check_answers_without_compiling():
     assert kernels_in_cache() in (True, False, None)
+
+
+def test_a_cold_cache_is_announced_and_a_warm_one_is_not(tmp_path):
+    script = "from rnea_ros.dynamics.precompile import compile_notice; print(compile_notice())"
+    cold = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert cold.stdout.startswith("compiling kernels (first start, ~")
+    compile_dynamics()  # into the default cache, which the next process reads
+    warm = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert warm.stdout.strip() == "None"

@@ -83,7 +83,7 @@ def test_with_corrections_is_pinocchio_with_the_payload_plus_the_joint_terms_wri
     assert ARM.with_corrections(None).model is ARM
     # the URDF's own <dynamics damping="0.5" friction="0.1"> on joint1, on top
     q, qd, qdd = random_state(ARM, rng)
-    with_urdf = ARM.with_corrections(corrections).inverse_dynamics(q, qd, qdd)
+    with_urdf = ARM.with_corrections(corrections, urdf_dynamics=True).inverse_dynamics(q, qd, qdd)
     difference = with_urdf - corrected.inverse_dynamics(q, qd, qdd)
     expected = np.zeros(ARM.nv)
     expected[ARM.joint_names.index("joint1")] = 0.5 * qd[0] + 0.1 * np.tanh(qd[0] / 0.01)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import rclpy
 
 from rnea_ros import RobotModel
 from rnea_ros.node.core import RneaCore, build_live_model
@@ -13,7 +12,6 @@ from rnea_ros.node.inputs import BY_TOPIC
 from rnea_ros.node.settings import Settings, settings_from
 from rnea_ros.node.state import ConfigurationError, DesiredPoints
 from rnea_ros.testing.reference import ARM_URDF
-from rnea_ros.testing.ros_harness import Client, init_rclpy, running_node
 
 ARM = RobotModel.from_urdf(ARM_URDF)
 NAMES = list(ARM.joint_names)
@@ -85,6 +83,10 @@ def test_a_gain_for_an_unknown_joint_is_refused_with_the_closest_name():
 
 @pytest.mark.ros
 def test_gains_from_a_params_file_act_over_dds_and_change_live(tmp_path):
+    import rclpy  # here: the rest of the file is the inner loop's, which imports no rclpy
+
+    from rnea_ros.testing.ros_harness import Client, init_rclpy, running_node
+
     """As a JTC's users write them (nested: gains: {joint2: {p: ...}}), then ``ros2 param set``."""
     init_rclpy()
     parameters = {"robot_description": ARM_URDF, "acceleration_timeout": 60.0, "gains": {"joint2": {"p": 50.0}}}

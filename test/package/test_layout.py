@@ -18,7 +18,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "rnea_ros"
 DEVELOPMENT_MD = PACKAGE.parent / "docs" / "development.md"
 ROS = {"rclpy", "std_msgs", "sensor_msgs", "geometry_msgs", "trajectory_msgs", "diagnostic_msgs", "nav_msgs"}
-ROS |= {"rcl_interfaces", "builtin_interfaces", "launch", "launch_ros", "ament_index_python"}
+ROS |= {"rcl_interfaces", "builtin_interfaces", "launch", "launch_ros", "ament_index_python", "rosgraph_msgs"}
 ROS |= {"control_msgs", "action_msgs"}  # the FollowJointTrajectory action (interfaces/control_msgs)
 # The node room's plain-Python logic, tested without ROS.
 PLAIN_NODE_MODULES = ("parameters", "settings", "state", "torques", "core", "loader", "diagnostics")
@@ -27,7 +27,7 @@ PLAIN_NODE_MODULES = ("parameters", "settings", "state", "torques", "core", "loa
 # floor or above.
 FLOORS = (
     ("testing",),  # helpers of the tests and benchmarks, never used at run time
-    ("demo", "generate_parameters"),
+    ("demo", "generate_parameters", "compile"),
     ("node", "simulation"),  # the two ROS nodes
     ("analysis", "plumbing"),  # offline analysis; the ROS plumbing both nodes share
     ("dynamics", "motion", "description", "parameter_spec"),  # no ROS

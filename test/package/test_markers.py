@@ -15,6 +15,7 @@ import pytest
 from rnea_ros.testing.domain import TEST_DOMAIN_IDS, reserve_domain_id
 
 ROOT = Path(__file__).resolve().parents[2]
+QUICK_START = os.environ | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # pytest in a subprocess: 0.3 s of CPU, not 1 s
 
 PYTEST_INI = """[pytest]
 markers =
@@ -76,25 +77,29 @@ def test_the_suite_is_collected_without_rclpy_and_leaves_out_only_files_marked_r
     assert "test/node/test_node.py" in marked and "test/simulation/test_legged.py" in marked
 
 
-def test_domain_ids_are_in_the_safe_range_and_never_shared():
+def domain_of_a_child(environment: dict[str, str]) -> int:
+    """The id another process reserves while this one holds its own."""
+    code = "from rnea_ros.testing.domain import reserve_domain_id; print(reserve_domain_id())"
+    child = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=environment
+    )
+    return int(child.stdout)
+
+
+def test_domain_ids_are_in_the_safe_range_and_never_shared(tmp_path):
     first, second = reserve_domain_id(), reserve_domain_id()
     assert first != second and {first, second} <= set(TEST_DOMAIN_IDS)
     assert 0 not in TEST_DOMAIN_IDS and max(TEST_DOMAIN_IDS) <= 101
-    child = subprocess.run(
-        [sys.executable, "-c", "from rnea_ros.testing.domain import reserve_domain_id; print(reserve_domain_id())"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert int(child.stdout) not in (first, second)  # held by this process: the child took another
+    assert domain_of_a_child(dict(os.environ)) not in (first, second)  # held by this process
+    # a suite with another TMPDIR shares DDS with this one, so it shares the locks too
+    assert domain_of_a_child({**os.environ, "TMPDIR": str(tmp_path)}) not in (first, second)
 
 
 def test_scripts_test_runs_only_what_its_arguments_name():
     """`scripts/test test/<file>` used to run the whole suite (it always passed `test` to pytest)."""
     done = subprocess.run(
         ["scripts/test", "--collect-only", "test/test_parameter_spec.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        cwd=ROOT, env=QUICK_START, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     collected = {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}

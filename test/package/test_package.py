@@ -15,8 +15,7 @@ PACKAGE_FILES = ["package.xml", "setup.py", "setup.cfg", "resource", "rnea_ros",
 
 
 def test_ruff_is_clean():
-    ruff = Path(sys.executable).with_name("ruff")
-    result = subprocess.run([str(ruff), "check", str(ROOT)], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", str(ROOT)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

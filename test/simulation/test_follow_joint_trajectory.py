@@ -59,7 +59,7 @@ def test_a_goal_is_followed_with_feedback_and_succeeds_within_its_goal_tolerance
     sent, target = move(client, 0.1, at_goal=0.1, goal_time=3.0)
     assert sent.accepted
     client.wait(sent, 10.0)
-    assert sent.status == GoalStatus.STATUS_SUCCEEDED, (list(sent.feedback[-1].error.positions), list(sent.feedback[-1].error.velocities))
+    assert sent.status == GoalStatus.STATUS_SUCCEEDED, sent.result
     assert (sent.result.error_code, sent.result.error_string) == (Result.SUCCESSFUL, "Goal successfully reached!")
     assert len(sent.feedback) >= 10  # 20 Hz for a second
     last = sent.feedback[-1]

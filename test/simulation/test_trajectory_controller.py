@@ -50,7 +50,7 @@ def track(feedforward: bool, seconds: float = 4.0) -> np.ndarray:
     """RMS tracking error per joint [°] of the arm following a planner's points 0.1 s apart."""
     from rnea_ros.simulation.physics import SimOptions, SimRobot
 
-    live = build_live_model(ARM_URDF, Settings())
+    live = build_live_model(ARM_URDF, Settings(urdf_joint_dynamics=True))  # as the simulator applies them
     names = list(live.model.joint_names)
     multisine = fast_multisine(np.array(START), moving=7)
     times = np.arange(0.0, seconds + 1e-9, 0.1)

@@ -1,0 +1,166 @@
+"""What rnea_node's FollowJointTrajectory relay adds to a goal of 1,000 points (the example arm: 7 arm
+joints moving, its finger joint held), quiet and beside two busy processes in the same run.
+
+In process: the relay's work on one goal (checks, every point's effort on the JTC's spline, the
+forwarded goal built and serialized as rclpy sends it). Over DDS: a client sends ``--count`` goals one
+after the other to rnea_node, which forwards them to a JTC stand-in in this process (it accepts every
+goal and succeeds at once); "added" is each goal's arrival at the stand-in through the node minus its
+arrival when sent to the stand-in directly (interleaved, one clock); the node's own figure (arrival →
+forwarded) is read from its /diagnostics.
+
+    python benchmarks/action_forwarding.py [--count 1000]   # writes docs/figures/action_forwarding.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from control_msgs.action import FollowJointTrajectory
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.action import ActionServer, GoalResponse
+from rclpy.node import Node
+from rclpy.serialization import serialize_message
+
+from rnea_ros.demo.closed_loop import planned_trajectory, start, stop
+from rnea_ros.demo.demo import START
+from rnea_ros.demo.figures import write_table
+from rnea_ros.motion.multisine import fast_multisine
+from rnea_ros.node.action_relay import ActionRelay
+from rnea_ros.node.core import RneaCore, build_live_model
+from rnea_ros.node.settings import Settings
+from rnea_ros.testing.action_client import TrajectoryClient, goal
+from rnea_ros.testing.domain import reserve_domain_id
+from rnea_ros.testing.reference import ARM_URDF
+from rnea_ros.testing.ros_harness import spin_until
+
+JOINTS = [*(f"joint{i}" for i in range(1, 8)), "finger_left_joint"]
+BUSY = 2  # processes spinning beside the busy rows
+NS = "forwarding"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=1000, help="goals per row")
+    args = parser.parse_args()
+    planned = planned_trajectory(JOINTS, fast_multisine(np.array(START), moving=7), 9.99, spacing=0.01)
+    moveit_goal = goal(planned)
+    env = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    os.environ.update(env)
+    rows = []
+    for busy in (0, BUSY):
+        spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+        try:
+            machine = f"beside {busy} busy processes" if busy else "quiet"
+            rows.append(("in process: the relay's work on one goal", machine, *in_process(moveit_goal, args.count)))
+            print(rows[-1])
+            rows += [(label, machine, *figures) for label, figures in over_dds(moveit_goal, args.count, env)]
+            print(rows[-2:])
+        finally:
+            for process in spinning:
+                process.kill()
+                process.wait()
+    note = (
+        f"{len(planned.points)} points × {len(JOINTS)} joints per goal (7 moving). Busy: {BUSY} processes "
+        f"spinning beside the run, on {os.cpu_count()} cores."
+    )
+    header = ("forwarding", "machine", "goals", "p50 [ms]", "p99 [ms]", "max [ms]")
+    print(f"wrote {write_table('action_forwarding', 'benchmarks/action_forwarding.py', header, rows, note)}")
+
+
+def statistics(seconds) -> tuple:
+    ms = np.asarray(seconds) * 1e3
+    return len(ms), f"{np.percentile(ms, 50):.2f}", f"{np.percentile(ms, 99):.2f}", f"{ms.max():.2f}"
+
+
+def in_process(moveit_goal, count: int) -> tuple:
+    """The relay's own work on ``moveit_goal``: ``_with_efforts`` and the forwarded goal serialized."""
+    settings = Settings()
+    core = RneaCore(settings)
+    core.load(build_live_model(ARM_URDF, settings))
+    relay = ActionRelay.__new__(ActionRelay)  # its computation only: no node, no action server
+    relay.core = core
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        forwarded = relay._with_efforts(moveit_goal)
+        serialize_message(forwarded)
+        times.append(time.perf_counter() - started)
+    assert isinstance(forwarded, FollowJointTrajectory.Goal), forwarded
+    return statistics(times)
+
+
+class StandIn:
+    """A JTC's action that accepts every goal and succeeds at once; each goal's arrival time by its frame_id."""
+
+    def __init__(self, node: Node) -> None:
+        self.arrived: dict[str, float] = {}
+        self.server = ActionServer(
+            node,
+            FollowJointTrajectory,
+            f"/{NS}/jtc/follow_joint_trajectory",
+            execute_callback=self._execute,
+            goal_callback=self._on_goal,
+        )
+
+    def _on_goal(self, request):
+        self.arrived[request.trajectory.header.frame_id] = time.perf_counter()
+        return GoalResponse.ACCEPT
+
+    @staticmethod
+    def _execute(handle):
+        handle.succeed()
+        return FollowJointTrajectory.Result()
+
+
+def over_dds(moveit_goal, count: int, env: dict) -> list[tuple[str, tuple]]:
+    """Goals through rnea_node and straight to the stand-in, interleaved; the difference and the node's figure."""
+    rclpy.init()
+    folder = Path(tempfile.mkdtemp(prefix="action_forwarding_"))
+    node = {"robot_description": ARM_URDF, "controller_action": f"/{NS}/jtc/follow_joint_trajectory"}
+    process = start("rnea_ros.node", NS, node, folder, env)
+    through = TrajectoryClient("moveit", f"/{NS}/follow_joint_trajectory")
+    direct = TrajectoryClient("", f"/{NS}/jtc/follow_joint_trajectory", node=through.node)
+    stand_in, latest = StandIn(through.node), {}
+    through.node.create_subscription(DiagnosticArray, "/diagnostics", lambda msg: _keep(msg, latest), 10)
+    added, sent_at = [], {}
+    try:
+        assert through.client.wait_for_server(timeout_sec=60.0), (folder / f"{NS}_node.log").read_text()[-2000:]
+        for k in range(count):
+            delays = []
+            for client, tag in ((direct, f"direct {k}"), (through, f"relay {k}")):
+                moveit_goal.trajectory.header.frame_id = tag
+                sent_at[tag] = time.perf_counter()
+                sent = client.send(moveit_goal, timeout=30.0)
+                client.wait(sent, 30.0)
+                delays.append(stand_in.arrived[tag] - sent_at[tag])
+            added.append(delays[1] - delays[0])
+        spin_until(through.node, lambda: latest.get("goals forwarded") == str(count), 10.0)
+    finally:
+        through.close()
+        direct.close()
+        stop(process)
+        rclpy.try_shutdown()
+    figures = [float(latest[f"goal forwarding {p} [ms]"]) for p in ("p50", "p99", "max")]
+    node_row = (int(latest["goals forwarded"]), *(f"{x:.2f}" for x in figures))
+    return [
+        ("over DDS: added to a goal's arrival at the JTC", statistics(added)),
+        ("over DDS: rnea_node's own (arrival → forwarded, /diagnostics)", node_row),
+    ]
+
+
+def _keep(msg: DiagnosticArray, latest: dict) -> None:
+    for status in msg.status:
+        if status.hardware_id == f"/{NS}/rnea_node":
+            latest.update({value.key: value.value for value in status.values})
+
+
+if __name__ == "__main__":
+    main()
