@@ -53,7 +53,7 @@ setup(
     license="BSD-3-Clause",
     entry_points={
         "console_scripts": [
-            "rnea_node = rnea_ros.node.node:main",
+            "rnea_node = rnea_ros.node.__main__:run",
             "rnea_demo = rnea_ros.demo.demo:main",
             "rnea_analyze = rnea_ros.analysis.cli:entry_point",
             "rnea_sim = rnea_ros.simulation.sim_node:main",

@@ -23,7 +23,7 @@ import numpy as np
 from rnea_ros import RobotModel
 from rnea_ros.analysis.excitation import ConditionNumber, design
 from rnea_ros.analysis.identify import Identification
-from rnea_ros.analysis.link_inertia import corrected_urdf, urdf_link_inertials
+from rnea_ros.analysis.link_inertia import corrected_urdf, link_contexts, urdf_link_inertials
 from rnea_ros.demo.figures import write_table
 from rnea_ros.dynamics.payload import consistency_problems
 from rnea_ros.dynamics.regressor import links_regressor
@@ -49,7 +49,8 @@ def one_robot(seed: int, designed: bool, versus: list, soft: bool = False) -> li
     q, qd, qdd, applied = simulate(trajectory, seconds, wrong, soft_friction=soft)
     recording = q, qd, qdd, applied
     links = urdf_link_inertials(wrong, wrong_urdf)
-    identification = Identification(wrong.joint_names, None, links=links)
+    contexts = link_contexts(wrong, wrong_urdf, links)  # as rnea_analyze gives them: each link's joint and reach
+    identification = Identification(wrong.joint_names, None, links=links, link_contexts=contexts)
     started = time.perf_counter()
     for rows in np.array_split(np.arange(len(q)), int(seconds)):
         state = q[rows], qd[rows], qdd[rows]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ import numpy as np
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
-from rclpy.task import Future
+from rclpy.callback_groups import ReentrantCallbackGroup
 
 from rnea_ros.node import messages
 from rnea_ros.node.state import InvalidMessageError
@@ -57,6 +58,14 @@ def goal_problem(trajectory, model_joints: list[str]) -> tuple[int, str] | None:
     return None
 
 
+def wait_for(future, timeout: float) -> bool:
+    """Whether ``future`` is done within ``timeout`` [s]; this thread sleeps meanwhile (the executor's
+    other thread completes it), woken as soon as it is done."""
+    done = threading.Event()
+    future.add_done_callback(lambda _future: done.set())
+    return done.wait(timeout) or future.done()
+
+
 def aborted(code: int, reason: str) -> Result:
     return Result(error_code=code, error_string=reason)
 
@@ -77,9 +86,12 @@ class ActionRelay:
         self.node, self.core, self.timeout = node, core, timeout
         self.controller_action = controller_action
         self.logger = node.get_logger()
-        self.client = ActionClient(node, FollowJointTrajectory, controller_action)
-        self._sleepers: list[tuple[float, Future]] = []
-        node.create_timer(TICK, self._wake)
+        # a goal's execute callback blocks a thread of the node's executor until the JTC's result
+        # (a coroutine awaiting a future is resumed on every spin by rclpy's executor: a busy loop);
+        # the client's answers come on another thread meanwhile
+        self.client = ActionClient(
+            node, FollowJointTrajectory, controller_action, callback_group=ReentrantCallbackGroup()
+        )
         self.server = ActionServer(
             node,
             FollowJointTrajectory,
@@ -87,6 +99,7 @@ class ActionRelay:
             execute_callback=self._execute,
             goal_callback=lambda _goal: GoalResponse.ACCEPT,
             cancel_callback=self._on_cancel,
+            callback_group=ReentrantCallbackGroup(),
         )
         self._relayed: dict[bytes, _Relayed] = {}
         self.forward_times: list[float] = []  # s from a goal's arrival to its sending (newest last)
@@ -96,28 +109,13 @@ class ActionRelay:
         self.server.destroy()
         self.client.destroy()
 
-    # --- waiting without blocking the executor ---------------------------------------------------
-    def _wake(self) -> None:
-        now = time.monotonic()
-        due = [future for deadline, future in self._sleepers if deadline <= now]
-        self._sleepers = [(deadline, future) for deadline, future in self._sleepers if deadline > now]
-        for future in due:
-            future.set_result(None)
-
-    async def _sleep(self, seconds: float) -> None:
-        future = Future()
-        self._sleepers.append((time.monotonic() + seconds, future))
-        await future
-
-    async def _within(self, future: Future, timeout: float):
-        """``future``'s result, or None when it did not come within ``timeout`` [s]."""
-        deadline = time.monotonic() + timeout
-        while not future.done() and time.monotonic() < deadline:
-            await self._sleep(TICK)
-        return future.result() if future.done() else None
+    @staticmethod
+    def _within(future, timeout: float):
+        """``future``'s result, or None when it did not come within ``timeout`` [s] (this thread waits)."""
+        return future.result() if wait_for(future, timeout) else None
 
     # --- the goal's way --------------------------------------------------------------------------
-    async def _execute(self, handle) -> Result:
+    def _execute(self, handle) -> Result:
         arrived = time.perf_counter()
         relayed = _Relayed(handle)
         key = bytes(handle.goal_id.uuid)
@@ -126,13 +124,13 @@ class ActionRelay:
             forwarded = self._with_efforts(handle.request)
             if isinstance(forwarded, Result):
                 return self._abort(handle, forwarded)
-            downstream = await self._forward(forwarded, handle, arrived)
+            downstream = self._forward(forwarded, handle, arrived)
             if isinstance(downstream, Result):
                 return self._abort(handle, downstream)
             relayed.downstream = downstream
             if relayed.cancel_requested:
                 downstream.cancel_goal_async()
-            return await self._result(relayed)
+            return self._result(relayed)
         finally:
             del self._relayed[key]
 
@@ -162,30 +160,29 @@ class ActionRelay:
         )
         return forwarded
 
-    async def _forward(self, goal, handle, arrived: float):
+    def _forward(self, goal, handle, arrived: float):
         """The JTC's goal handle once it accepted ours, or the Result of why not; the time from the
         goal's arrival (``arrived``, perf_counter) to its sending is kept in ``forward_times``."""
         where = f"the controller's action '{self.controller_action}'"
         deadline = time.monotonic() + self.timeout
         while not self.client.server_is_ready() and time.monotonic() < deadline:
-            await self._sleep(TICK)
+            time.sleep(TICK)
         if not self.client.server_is_ready():
             return aborted(INVALID_GOAL, f"{where} is not available (waited {self.timeout:.1f} s)")
         sent = self.client.send_goal_async(goal, feedback_callback=lambda msg: handle.publish_feedback(msg.feedback))
         self._forwarded(time.perf_counter() - arrived)
-        downstream = await self._within(sent, self.timeout)
+        downstream = self._within(sent, self.timeout)
         if downstream is None:
             return aborted(INVALID_GOAL, f"{where} did not answer the goal within {self.timeout:.1f} s")
         if not downstream.accepted:
             return aborted(INVALID_GOAL, f"rejected by {where} (its log says why)")
         return downstream
 
-    async def _result(self, relayed: _Relayed) -> Result:
+    def _result(self, relayed: _Relayed) -> Result:
         """The JTC's result, relayed unchanged; aborted when its action server goes away meanwhile."""
         handle, future = relayed.handle, relayed.downstream.get_result_async()
         gone_since = None
-        while not future.done():
-            await self._sleep(TICK)
+        while not wait_for(future, TICK):
             if self.client.server_is_ready():
                 gone_since = None
             elif gone_since is None:

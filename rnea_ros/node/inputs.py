@@ -6,28 +6,21 @@ A reader turns a message into a reading (checked alone: lengths, finiteness, uni
 ``InvalidMessageError`` otherwise); the setter, a ``LiveModel`` method taking ``(reading, now)``,
 checks it against the model (names, frames) and merges it; ``LiveModel.inputs_now`` decides what
 is fresh. Rows with a ``handler`` do more than set (compute, answer, load): the node's method of that
-name takes ``(reading, message)``. No rclpy here (message types only). Adding an input topic: see
+name takes ``(reading, message)``. No ROS here: the message types and readers are named, and the node
+(``node.py``, ``messages.py``) imports them, so that the node's logic is tested without ROS. Adding an input topic: see
 docs/development.md, "Adding an input topic".
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+import importlib
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from geometry_msgs.msg import AccelStamped, WrenchStamped
-from nav_msgs.msg import Odometry
-from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import String
-from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, Trajectory
-from rnea_ros.node import messages
-from rnea_ros.node.state import BaseAccelerationReading, ImuMessage, OdometryReading, WrenchReading
-from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage
+from rnea_ros.motion.trajectory import Trajectory
+from rnea_ros.node.state import WrenchReading
 
 JOINT_STATES_THREAD = "joint_states"  # the dedicated thread that also computes (plumbing.subscription)
 EXECUTOR = "executor"  # rclpy.spin's thread
@@ -36,8 +29,8 @@ EXECUTOR = "executor"  # rclpy.spin's thread
 @dataclass(frozen=True)
 class Input:
     topic: str  # its name (remappable); with ``topics_parameter``, the diagnostics' name of all its topics
-    msg_type: type
-    read: Callable  # message (its CDR bytes when ``raw``) -> reading
+    type_name: str  # ``package/Message``, as ROS writes it; the class is imported by the node alone
+    read: str  # the function of ``node.messages`` that turns a message (its CDR bytes when ``raw``) into a reading
     setter: str  # what takes the reading in: a LiveModel method, or the node's ``handler``
     fresh: str  # the freshness rule, as the docs say it
     thread: str = EXECUTOR
@@ -51,9 +44,10 @@ class Input:
     unless_parameter: str | None = None  # not subscribed when this parameter is given
 
     @property
-    def type_name(self) -> str:
-        """``package/Message``, as ROS writes it."""
-        return f"{self.msg_type.__module__.split('.')[0]}/{self.msg_type.__name__}"
+    def msg_type(self) -> type:
+        """The message class (imported here, on the node's side: the table itself needs no ROS)."""
+        package, name = self.type_name.split("/")
+        return getattr(importlib.import_module(f"{package}.msg"), name)
 
 
 class JointStateReading(NamedTuple):
@@ -65,38 +59,9 @@ class JointStateReading(NamedTuple):
 
 
 class PlannedTrajectory(NamedTuple):
-    content: TrajectoryMessage
+    content: object  # plumbing.trajectory_cdr.TrajectoryMessage: the message as read from its bytes
     trajectory: Trajectory
     arrived: float  # time.perf_counter() as its reading began: the answer time counts from here
-
-
-def read_joint_states(msg: JointState) -> JointStateReading:
-    position, velocity, velocity_given = messages.joint_state_arrays(msg)
-    return JointStateReading(msg.name, position, velocity, velocity_given, messages.stamp_seconds(msg.header.stamp))
-
-
-def read_planned_trajectory(data: bytes) -> PlannedTrajectory:
-    arrived = time.perf_counter()
-    content = messages.read_trajectory(data, MAX_TRAJECTORY_POINTS, "joint_trajectory")
-    return PlannedTrajectory(content, messages.trajectory_arrays(content), arrived)
-
-
-def read_wrench(msg: WrenchStamped) -> WrenchReading:
-    return WrenchReading(msg.header.frame_id, messages.wrench_array(msg), messages.stamp_seconds(msg.header.stamp))
-
-
-def read_odometry(msg: Odometry) -> OdometryReading:
-    q_base, twist = messages.odometry_base_state(msg)
-    return OdometryReading(q_base, twist, msg.child_frame_id, messages.stamp_seconds(msg.header.stamp))
-
-
-def read_imu(msg: Imu) -> ImuMessage:
-    rotation, rate = messages.imu_reading(msg)
-    return ImuMessage(msg.header.frame_id, rotation, rate, messages.stamp_seconds(msg.header.stamp))
-
-
-def read_base_acceleration(msg: AccelStamped) -> BaseAccelerationReading:
-    return BaseAccelerationReading(msg.header.frame_id, messages.base_acceleration_array(msg))
 
 
 def negated_wrench(reading: WrenchReading) -> WrenchReading:
@@ -109,8 +74,8 @@ BASE_FRESH = "`base_timeout` (arrival, or stamp near the newest joint_states sta
 INPUTS: tuple[Input, ...] = (
     Input(
         "robot_description",
-        String,
-        lambda msg: msg.data,
+        "std_msgs/String",
+        "description_text",
         "the loader (one build at a time)",
         "until a newer valid one",
         handler="_on_description",
@@ -120,8 +85,8 @@ INPUTS: tuple[Input, ...] = (
     ),
     Input(
         "joint_states",
-        JointState,
-        read_joint_states,
+        "sensor_msgs/JointState",
+        "read_joint_states",
         "`merge_joint_states`, then the computation",
         "each joint within `state_timeout` of the newest stamp",
         thread=JOINT_STATES_THREAD,
@@ -130,16 +95,16 @@ INPUTS: tuple[Input, ...] = (
     ),
     Input(
         "desired_accelerations",
-        JointTrajectory,
-        messages.desired_points,
+        "trajectory_msgs/JointTrajectory",
+        "desired_points",
         "set_desired",
         "`acceleration_timeout` (after arrival; stamped: after the last point's time)",
         raw=True,  # read from the bytes with numpy: 15x faster than rclpy's object per point
     ),
     Input(
         "joint_trajectory",
-        JointTrajectory,
-        read_planned_trajectory,
+        "trajectory_msgs/JointTrajectory",
+        "read_planned_trajectory",
         "the trajectory feed-forward, answered on feedforward_trajectory",
         "answered once, on arrival",
         handler="_on_trajectory",
@@ -147,8 +112,8 @@ INPUTS: tuple[Input, ...] = (
     ),
     Input(
         "wrenches",
-        WrenchStamped,
-        read_wrench,
+        "geometry_msgs/WrenchStamped",
+        "read_wrench",
         "set_wrench",
         "`wrench_timeout` (arrival, or stamp near the newest joint_states stamp), per link",
         thread=JOINT_STATES_THREAD,  # every message: one topic may carry the wrenches of several links
@@ -156,8 +121,8 @@ INPUTS: tuple[Input, ...] = (
     ),
     Input(
         "base_odometry",
-        Odometry,
-        read_odometry,
+        "nav_msgs/Odometry",
+        "read_odometry",
         "set_odometry",
         BASE_FRESH,
         thread=JOINT_STATES_THREAD,
@@ -166,8 +131,8 @@ INPUTS: tuple[Input, ...] = (
     ),
     Input(
         "imu",
-        Imu,
-        read_imu,
+        "sensor_msgs/Imu",
+        "read_imu",
         "set_imu",
         BASE_FRESH + ", when no fresh base_odometry",
         thread=JOINT_STATES_THREAD,
@@ -176,8 +141,8 @@ INPUTS: tuple[Input, ...] = (
     ),
     Input(
         "desired_base_acceleration",
-        AccelStamped,
-        read_base_acceleration,
+        "geometry_msgs/AccelStamped",
+        "read_base_acceleration",
         "set_base_acceleration",
         "`acceleration_timeout` after arrival",
         floating_only=True,

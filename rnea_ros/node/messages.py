@@ -9,20 +9,29 @@ from __future__ import annotations
 
 import array
 import math
+import time
 
 import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import AccelStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.dynamics.rnea import QUATERNION_TOLERANCE
 from rnea_ros.dynamics.rotations import quaternion_matrix
 from rnea_ros.motion import trajectory
-from rnea_ros.motion.trajectory import Trajectory, floats
-from rnea_ros.node.state import DesiredPoints, InvalidMessageError
+from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, Trajectory, floats
+from rnea_ros.node.inputs import JointStateReading, PlannedTrajectory
+from rnea_ros.node.state import (
+    BaseAccelerationReading,
+    DesiredPoints,
+    ImuMessage,
+    InvalidMessageError,
+    OdometryReading,
+    WrenchReading,
+)
 from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage, read_joint_trajectory, write_joint_trajectory
 
@@ -207,3 +216,37 @@ def trajectory_cdr(header, result: FeedforwardTrajectory) -> bytes:
     fields.update(accelerations=result.accelerations, effort=result.efforts)
     stamp = (header.stamp.sec, header.stamp.nanosec)
     return write_joint_trajectory(stamp, header.frame_id, result.joint_names, result.times, fields)
+
+
+# --- the readers of inputs.INPUTS: a message in, a reading out ---------------------------------
+def description_text(msg: String) -> str:
+    return msg.data
+
+
+def read_joint_states(msg: JointState) -> JointStateReading:
+    position, velocity, velocity_given = joint_state_arrays(msg)
+    return JointStateReading(msg.name, position, velocity, velocity_given, stamp_seconds(msg.header.stamp))
+
+
+def read_planned_trajectory(data: bytes) -> PlannedTrajectory:
+    arrived = time.perf_counter()
+    content = read_trajectory(data, MAX_TRAJECTORY_POINTS, "joint_trajectory")
+    return PlannedTrajectory(content, trajectory_arrays(content), arrived)
+
+
+def read_wrench(msg: WrenchStamped) -> WrenchReading:
+    return WrenchReading(msg.header.frame_id, wrench_array(msg), stamp_seconds(msg.header.stamp))
+
+
+def read_odometry(msg: Odometry) -> OdometryReading:
+    q_base, twist = odometry_base_state(msg)
+    return OdometryReading(q_base, twist, msg.child_frame_id, stamp_seconds(msg.header.stamp))
+
+
+def read_imu(msg: Imu) -> ImuMessage:
+    rotation, rate = imu_reading(msg)
+    return ImuMessage(msg.header.frame_id, rotation, rate, stamp_seconds(msg.header.stamp))
+
+
+def read_base_acceleration(msg: AccelStamped) -> BaseAccelerationReading:
+    return BaseAccelerationReading(msg.header.frame_id, base_acceleration_array(msg))

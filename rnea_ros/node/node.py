@@ -22,7 +22,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
@@ -46,6 +46,7 @@ DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
 MAX_WARNED_FRAMES = 100
+EXECUTOR_THREADS = 4  # the executor's: see main()
 GAINS_DESCRIPTION = (
     "Gain of one command joint, as joint_trajectory_controller names them (p: position, d: velocity); "
     "instead of kp and kd, not with them."
@@ -179,7 +180,8 @@ class RneaNode(LiveParameters, Node):
     def _taker(self, row: Input, topic: str = "", negated: bool = False):
         """The callback of ``row``'s subscription to ``topic``: counted, read, taken in by its setter
         (or the node's handler); a refused message is counted by its reason and logged."""
-        read = row.read if not negated else lambda msg: inputs.negated_wrench(row.read(msg))
+        reader = getattr(messages, row.read)
+        read = reader if not negated else lambda msg: inputs.negated_wrench(reader(msg))
         take = getattr(self, row.handler) if row.handler else lambda reading, _: self.core.receive(row, reading)
         received, name, topic = self.core.inputs.received, row.topic, topic or row.topic
 
@@ -375,7 +377,9 @@ def main(args=None) -> None:
         exit_interrupted()
     try:
         if node.fatal_error is None:
-            rclpy.spin(node)
+            # a FollowJointTrajectory goal's relay waits on a thread (action_relay): goals that overlap
+            # (one preempting another) hold one each; the JTC's answers need another
+            rclpy.spin(node, executor=MultiThreadedExecutor(num_threads=EXECUTOR_THREADS))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -30,7 +30,7 @@ import time
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -254,13 +254,18 @@ def main(args=None) -> None:
     node = SimNode()
     terminated = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())  # stop as on Ctrl-C: the record written
+    # an action goal's execute callback blocks a thread until the goal ends (jtc_action); a preempted
+    # one and its successor hold one each, the timers and subscriptions need the others
+    executor = MultiThreadedExecutor(num_threads=4)
+    executor.add_node(node)
     try:
         while rclpy.ok() and not node.finished.is_set() and not terminated.is_set() and node.fatal_error is None:
-            rclpy.spin_once(node, timeout_sec=0.1)
+            executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         fatal = node.fatal_error
+        executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown()
     sys.exit(1 if fatal else 0)

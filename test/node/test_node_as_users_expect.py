@@ -173,7 +173,8 @@ def test_a_planners_trajectory_comes_back_with_every_points_effort(tmp_path):
         planner = client.node.create_publisher(JointTrajectory, "joint_trajectory", 10)
         rng = np.random.default_rng(8)
         sent = JointTrajectory(joint_names=list(ARM.joint_names))
-        sent.header.stamp.sec = 42  # the JTC starts the trajectory at this stamp: kept
+        start = int(time.time()) + 3600  # the JTC starts the trajectory at this stamp: kept (a past one is late)
+        sent.header.stamp.sec = start
         for k in range(11):
             point = JointTrajectoryPoint(
                 positions=rng.uniform(-1, 1, ARM.nv).tolist(), velocities=rng.uniform(-1, 1, ARM.nv).tolist()
@@ -182,7 +183,7 @@ def test_a_planners_trajectory_comes_back_with_every_points_effort(tmp_path):
             sent.points.append(point)
         assert client.spin_until(lambda: (planner.publish(sent), bool(answers))[1], 10.0)
         answer = answers[-1]
-        assert answer.header.stamp.sec == 42 and list(answer.joint_names) == list(ARM.joint_names)
+        assert answer.header.stamp.sec == start and list(answer.joint_names) == list(ARM.joint_names)
         assert len(answer.points) == 101
         reference = PinocchioReference(ARM_URDF, ARM)
         for point in answer.points[::7]:

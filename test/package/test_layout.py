@@ -21,7 +21,18 @@ ROS = {"rclpy", "std_msgs", "sensor_msgs", "geometry_msgs", "trajectory_msgs", "
 ROS |= {"rcl_interfaces", "builtin_interfaces", "launch", "launch_ros", "ament_index_python", "rosgraph_msgs"}
 ROS |= {"control_msgs", "action_msgs"}  # the FollowJointTrajectory action (interfaces/control_msgs)
 # The node room's plain-Python logic, tested without ROS.
-PLAIN_NODE_MODULES = ("parameters", "settings", "state", "torques", "core", "loader", "diagnostics")
+PLAIN_NODE_MODULES = (
+    "parameters",
+    "settings",
+    "state",
+    "torques",
+    "core",
+    "loader",
+    "diagnostics",
+    "inputs",
+    "report",
+    "advice",
+)
 
 # Top floor first. A room may import the rooms of the floors below its own, never one of its own
 # floor or above.
