@@ -25,8 +25,10 @@ from sensor_msgs.msg import Imu, JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel
+from rnea_ros.node import messages
 from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import INPUTS, negated_wrench, read_joint_states
+from rnea_ros.node.inputs import INPUTS, negated_wrench
+from rnea_ros.node.messages import read_joint_states
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import InvalidMessageError
 from rnea_ros.node.torques import Outputs
@@ -74,7 +76,8 @@ def feed(core: RneaCore, fed: Fed, msg, sign: float = 1.0) -> None:
                 fed.outputs.append(outputs)
             return
         row = ROWS[type(msg)]
-        reading = row.read(serialize_message(msg) if row.raw else msg)  # the node reads raw ones' bytes
+        read = getattr(messages, row.read)  # as RneaNode._taker does
+        reading = read(serialize_message(msg) if row.raw else msg)  # the node reads raw ones' bytes
         core.receive(row, negated_wrench(reading) if sign < 0 else reading)
     except InvalidMessageError as rejection:
         fed.rejected[rejection.reason] = fed.rejected.get(rejection.reason, 0) + 1
