@@ -34,6 +34,8 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message
 
+from rnea_ros.plumbing.threads import stop_thread
+
 WAKE_PERIOD_NS = 100_000_000  # how often the thread checks for shutdown when no message comes
 
 
@@ -75,9 +77,7 @@ class DedicatedSubscription:
         self._thread.start()
 
     def destroy(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=2.0)
+        stop_thread(self._stop, self._thread, timeout=2.0)
         self._subscription.destroy()
         for subscription, _ in self._every + self._newest:
             subscription.destroy()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rnea_ros.plumbing.threads import stop_thread
 from rnea_ros.simulation.jtc_stand_in import JtcStandIn
 
 
@@ -62,9 +63,7 @@ class WallClockController:
         self._thread.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5.0)
+        stop_thread(self._stop, self._thread, timeout=5.0)
 
     def counts(self) -> dict[str, int | float]:
         return {
