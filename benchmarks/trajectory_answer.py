@@ -44,6 +44,7 @@ from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.reference import ARM_URDF
 
 BUSY = 2  # processes spinning beside the busy runs, on this 2-core machine
+PRIORITY = 40  # the node's thread_priority in its second run (SCHED_FIFO; below ros2_control's 50)
 
 
 def main() -> None:
@@ -60,8 +61,9 @@ def main() -> None:
     for busy in (0, BUSY):
         with busy_processes(busy):
             rows += answered_in_process(core, received, args.count, busy)
-            rows.append(answered_by_the_node(received, args.count, busy))
-            print(rows[-1])
+            for priority in (0, PRIORITY):
+                rows.append(answered_by_the_node(received, args.count, busy, priority))
+                print(rows[-1])
     note = (
         f"{len(planned.points)} points, {len(names)} joints; trajectory_resampling {settings.trajectory_resampling} s; "
         f"busy: {BUSY} processes spinning beside the run, on {os.cpu_count()} cores. rnea_node answers on "
@@ -115,14 +117,16 @@ def machine_state(busy: int) -> str:
     return f"beside {busy} busy processes" if busy else "quiet"
 
 
-def answered_by_the_node(data: bytes, count: int, busy: int) -> tuple:
-    """rnea_node (its own process, a private domain) answers ``data`` ``count`` times; its own
-    p50/p99/max from /diagnostics."""
+def answered_by_the_node(data: bytes, count: int, busy: int, priority: int) -> tuple:
+    """rnea_node (its own process, a private domain, ``thread_priority``: ``priority``) answers ``data``
+    ``count`` times; its own p50/p99/max from /diagnostics."""
     env = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     os.environ.update(env)
     rclpy.init()
     folder = Path(tempfile.mkdtemp(prefix="trajectory_answer_"))
-    node_process = start("rnea_ros.node", "bench", {"robot_description": ARM_URDF}, folder, env)
+    node_process = start(
+        "rnea_ros.node", "bench", {"robot_description": ARM_URDF, "thread_priority": priority}, folder, env
+    )
     planner = Node("planner", namespace="bench")
     answers, latest = [0], {}
     publisher = planner.create_publisher(JointTrajectory, "joint_trajectory", 10)
@@ -154,7 +158,8 @@ def answered_by_the_node(data: bytes, count: int, busy: int) -> tuple:
         raise RuntimeError(f"rnea_node answered {latest.get('trajectories answered')} of {count}: see {folder}")
     print({k: v for k, v in latest.items() if k.startswith("collector")})
     ms = [float(latest[f"trajectory answer {p} [us]"]) / 1e3 for p in ("p50", "p99", "max")]
-    return ("rnea_node over DDS (its /diagnostics)", machine_state(busy), count, *(f"{x:.2f}" for x in ms))
+    label = f"rnea_node over DDS (its /diagnostics), thread_priority {priority}"
+    return (label, machine_state(busy), count, *(f"{x:.2f}" for x in ms))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from rnea_ros.node.settings import GAINS_PREFIX, Settings, settings_from
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.trajectory_feedforward import LateAnswers, answer_threads
 from rnea_ros.plumbing import ros_parameters
+from rnea_ros.plumbing.scheduling import use_fifo_scheduling
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 
 DESCRIPTION_QOS = QoSProfile(
@@ -342,6 +343,7 @@ def _start() -> RneaNode | None:
         diagnostics.freeze_the_heap()
         if not _interrupted():
             node.core.collector_pauses.start()
+            _schedule(node)
             return node
     except (KeyboardInterrupt, StartInterruptedError, ExternalShutdownException):
         pass
@@ -351,6 +353,18 @@ def _start() -> RneaNode | None:
     if node is not None:
         node.destroy_node()
     return None
+
+
+def _schedule(node: RneaNode) -> None:
+    """Every thread of the node on SCHED_FIFO when ``thread_priority`` asks for it (threads the
+    executor starts later inherit it)."""
+    priority = node.core.settings.thread_priority
+    if priority:
+        refused = use_fifo_scheduling(priority)
+        if refused:
+            node.get_logger().warning(f"thread_priority: {refused}")
+        else:
+            node.get_logger().info(f"thread_priority: every thread on SCHED_FIFO at priority {priority}")
 
 
 def main(args=None) -> None:

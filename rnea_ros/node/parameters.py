@@ -338,3 +338,18 @@ NODE_PARAMETERS += (
         "refuses the description.",
     ),
 )
+# a loaded machine: the node's threads ahead of ordinary processes
+NODE_PARAMETERS += (
+    ParameterSpec(
+        "thread_priority",
+        "int",
+        0,
+        "0: the default scheduler; 1-99: every thread of the node on SCHED_FIFO at this priority (as "
+        "ros2_control's controller_manager runs its loop, at 50 there: take less, e.g. 40).",
+        read_only=True,
+        range=(0, 99),
+        details="Beside busy processes the default scheduler makes an answer wait for the CPU in slices of "
+        "milliseconds (docs/benchmarks.md). Needs the rtprio limit (ulimit -r, /etc/security/limits.conf) or "
+        "root; when refused, a WARN says how and the node runs on the default scheduler.",
+    ),
+)
