@@ -1,12 +1,16 @@
 """What rnea_node's FollowJointTrajectory relay adds to a goal of 1,000 points (the example arm: 7 arm
 joints moving, its finger joint held), quiet and beside two busy processes in the same run.
 
-In process: the relay's work on one goal (checks, every point's effort on the JTC's spline, the
-forwarded goal built and serialized as rclpy sends it). Over DDS: a client sends ``--count`` goals one
-after the other to rnea_node, which forwards them to a JTC stand-in in this process (it accepts every
-goal and succeeds at once); "added" is each goal's arrival at the stand-in through the node minus its
-arrival when sent to the stand-in directly (interleaved, one clock); the node's own figure (arrival →
-forwarded) is read from its /diagnostics.
+In process: the relay's work on one goal as it arrives (deserialized afresh each time: the relay
+fills the goal's own points), with numba's threads as the node's main sets them: checks, every
+point's effort on the JTC's spline, the forwarded goal built and serialized (rclpy converts it so in
+``send_goal_async``); then the same goal step by step, and a goal of 0.1 s points, which resampling
+makes ten times as many (built anew: the goal's points are reused only when none is added).
+
+Over DDS: a client sends ``--count`` goals one after the other to rnea_node, which forwards them to
+a JTC stand-in in this process (it accepts every goal and succeeds at once); "added" is each goal's
+arrival at the stand-in through the node minus its arrival when sent to the stand-in directly
+(interleaved, one clock); the node's own figure (arrival → forwarded) is read from its /diagnostics.
 
     python benchmarks/action_forwarding.py [--count 1000]   # writes docs/figures/action_forwarding.md
 """
@@ -14,6 +18,7 @@ forwarded) is read from its /diagnostics.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -27,15 +32,17 @@ from control_msgs.action import FollowJointTrajectory
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.node import Node
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 
 from rnea_ros.demo.closed_loop import planned_trajectory, start, stop
 from rnea_ros.demo.demo import START
 from rnea_ros.demo.figures import write_table
 from rnea_ros.motion.multisine import fast_multisine
-from rnea_ros.node.action_relay import ActionRelay
+from rnea_ros.node import messages
+from rnea_ros.node.action_relay import ActionRelay, goal_problem
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.settings import Settings
+from rnea_ros.node.trajectory_feedforward import answer_threads
 from rnea_ros.testing.action_client import TrajectoryClient, goal
 from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.reference import ARM_URDF
@@ -52,6 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     planned = planned_trajectory(JOINTS, fast_multisine(np.array(START), moving=7), 9.99, spacing=0.01)
     moveit_goal = goal(planned)
+    sparse_goal = goal(planned_trajectory(JOINTS, fast_multisine(np.array(START), moving=7), 9.9, spacing=0.1))
     env = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     os.environ.update(env)
     rows = []
@@ -59,8 +67,8 @@ def main() -> None:
         spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
         try:
             machine = f"beside {busy} busy processes" if busy else "quiet"
-            rows.append(("in process: the relay's work on one goal", machine, *in_process(moveit_goal, args.count)))
-            print(rows[-1])
+            rows += [(label, machine, *figures) for label, figures in in_process(moveit_goal, sparse_goal, args.count)]
+            print(*rows[-len(STEPS) - 2 :], sep="\n")
             rows += [(label, machine, *figures) for label, figures in over_dds(moveit_goal, args.count, env)]
             print(rows[-2:])
         finally:
@@ -80,21 +88,66 @@ def statistics(seconds) -> tuple:
     return len(ms), f"{np.percentile(ms, 50):.2f}", f"{np.percentile(ms, 99):.2f}", f"{ms.max():.2f}"
 
 
-def in_process(moveit_goal, count: int) -> tuple:
-    """The relay's own work on ``moveit_goal``: ``_with_efforts`` and the forwarded goal serialized."""
+STEPS = (
+    "its points read (numpy over the point objects)",
+    "checks (names, times, finite values)",
+    "as arrays (lengths)",
+    "efforts on the JTC's spline (RneaCore.trajectory)",
+    "the forwarded points (the goal's own, efforts set)",
+    "the forwarded goal serialized (rclpy's conversion)",
+)
+
+
+def in_process(moveit_goal, sparse_goal, count: int) -> list[tuple[str, tuple]]:
+    """The relay's own work on ``moveit_goal``: ``_with_efforts`` and the forwarded goal serialized;
+    each of its steps; the same for ``sparse_goal`` (resampled)."""
+    answer_threads()  # as the node's main: the executor's thread computes batches on one thread
     settings = Settings()
     core = RneaCore(settings)
     core.load(build_live_model(ARM_URDF, settings))
     relay = ActionRelay.__new__(ActionRelay)  # its computation only: no node, no action server
     relay.core = core
-    times = []
+    received, sparse = serialize_message(moveit_goal), serialize_message(sparse_goal)
+    whole, resampled, steps = [], [], {step: [] for step in STEPS}
     for _ in range(count):
-        started = time.perf_counter()
-        forwarded = relay._with_efforts(moveit_goal)
-        serialize_message(forwarded)
-        times.append(time.perf_counter() - started)
+        whole.append(forwarding_time(relay, deserialize_message(received, FollowJointTrajectory.Goal)))
+        timed_steps(core, deserialize_message(received, FollowJointTrajectory.Goal), steps)
+        resampled.append(forwarding_time(relay, deserialize_message(sparse, FollowJointTrajectory.Goal)))
+    points = len(moveit_goal.trajectory.points)
+    rows = [("in process: the relay's work on one goal", statistics(whole))]
+    rows += [(f"in process, step: {step}", statistics(times)) for step, times in steps.items()]
+    label = f"in process: a goal of {len(sparse_goal.trajectory.points)} points 0.1 s apart, resampled to {points}"
+    return [*rows, (label, statistics(resampled))]
+
+
+def forwarding_time(relay: ActionRelay, received) -> float:
+    started = time.perf_counter()
+    forwarded = relay._with_efforts(received)
+    serialize_message(forwarded)
+    elapsed = time.perf_counter() - started
     assert isinstance(forwarded, FollowJointTrajectory.Goal), forwarded
-    return statistics(times)
+    return elapsed
+
+
+def timed_steps(core: RneaCore, received, steps: dict[str, list[float]]) -> None:
+    """``ActionRelay._with_efforts`` and the serialization, step by step (``STEPS``), into ``steps``."""
+    live, trajectory = core.live, received.trajectory
+    known = [*live.model.joint_names, *live.matcher.renamed]
+    laps = [time.perf_counter()]
+    points = messages.read_goal_points(trajectory)
+    laps.append(time.perf_counter())
+    assert goal_problem(points.content, known) is None
+    laps.append(time.perf_counter())
+    arrays = messages.goal_trajectory_arrays(points)
+    laps.append(time.perf_counter())
+    result = core.trajectory(arrays)
+    laps.append(time.perf_counter())
+    forwarded = FollowJointTrajectory.Goal(trajectory=messages.trajectory_with_efforts(trajectory, points, result))
+    laps.append(time.perf_counter())
+    serialize_message(forwarded)
+    laps.append(time.perf_counter())
+    for step, (before, after) in zip(STEPS, itertools.pairwise(laps), strict=True):
+        steps[step].append(after - before)
 
 
 class StandIn:

@@ -17,8 +17,6 @@ Everything here runs on the executor's thread, beside the other inputs; joint_st
 
 from __future__ import annotations
 
-import itertools
-import math
 import threading
 import time
 from dataclasses import dataclass
@@ -29,8 +27,10 @@ from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 
+from rnea_ros.motion.trajectory import FIELDS
 from rnea_ros.node import messages
 from rnea_ros.node.state import InvalidMessageError
+from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage
 
 INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
 INVALID_JOINTS = FollowJointTrajectory.Result.INVALID_JOINTS
@@ -39,23 +39,30 @@ FORWARD_TIME_WINDOW = 1000  # goals in the forwarding time's p50/p99
 Result = FollowJointTrajectory.Result
 
 
-def goal_problem(trajectory, model_joints: list[str]) -> tuple[int, str] | None:
-    """(error code, reason) of a goal's trajectory the relay refuses before computing anything; None: fine."""
-    names = list(trajectory.joint_names)
+def goal_problem(content: TrajectoryMessage, model_joints: list[str]) -> tuple[int, str] | None:
+    """(error code, reason) of a goal's trajectory (its content, ``messages.read_goal_points``) the
+    relay refuses before computing anything; None: fine."""
+    names = list(content.joint_names)
     unknown = [name for name in names if name not in model_joints]
     if unknown or not names:
         return INVALID_JOINTS, f"joints unknown to the robot model: {unknown or 'none named'}"
     if len(set(names)) != len(names):
         return INVALID_JOINTS, f"joints named twice: {names}"
-    times = [point.time_from_start.sec + point.time_from_start.nanosec * 1e-9 for point in trajectory.points]
-    if not times:
+    times = content.time_from_start
+    if len(times) == 0:
         return INVALID_GOAL, "the trajectory has no points"
-    if any(b <= a for a, b in itertools.pairwise(times)):
+    if np.any(times[1:] <= times[:-1]):
         return INVALID_GOAL, "time_from_start must increase strictly from point to point"
-    for field in ("positions", "velocities", "accelerations", "effort"):
-        if not all(map(math.isfinite, (v for point in trajectory.points for v in getattr(point, field)))):
+    for field in FIELDS:
+        if not _all_finite(content.fields[field]):
             return INVALID_GOAL, f"the trajectory's {field} are not all finite"
     return None
+
+
+def _all_finite(values: np.ndarray | list[np.ndarray]) -> bool:
+    if isinstance(values, np.ndarray):
+        return bool(np.isfinite(values).all())
+    return all(np.isfinite(point).all() for point in values)
 
 
 def wait_for(future, timeout: float) -> bool:
@@ -135,22 +142,25 @@ class ActionRelay:
             del self._relayed[key]
 
     def _with_efforts(self, goal) -> FollowJointTrajectory.Goal | Result:
-        """The goal with every point's effort, or the reason it is refused."""
+        """The goal with every point's effort, or the reason it is refused. The goal's own point
+        objects are forwarded when resampling adds no point (``messages.trajectory_with_efforts``):
+        ``goal`` is not to be used after."""
         live = self.core.live
         if live is None:
             return aborted(INVALID_GOAL, "no robot model yet")
         known = [*live.model.joint_names, *live.matcher.renamed]  # a driver's names too (joint_names map)
-        problem = goal_problem(goal.trajectory, known)
+        points = messages.read_goal_points(goal.trajectory)
+        problem = goal_problem(points.content, known)
         if problem is not None:
             return aborted(*problem)
         try:
-            result = self.core.trajectory(messages.trajectory_arrays(goal.trajectory))
+            result = self.core.trajectory(messages.goal_trajectory_arrays(points))
         except InvalidMessageError as error:
             return aborted(INVALID_GOAL, f"{error.reason}: {error}")
         if result is None:
             return aborted(INVALID_GOAL, "no robot model yet")
-        forwarded = FollowJointTrajectory.Goal(
-            trajectory=messages.trajectory_message(goal.trajectory.header, result),
+        return FollowJointTrajectory.Goal(
+            trajectory=messages.trajectory_with_efforts(goal.trajectory, points, result),
             multi_dof_trajectory=goal.multi_dof_trajectory,
             path_tolerance=goal.path_tolerance,
             component_path_tolerance=goal.component_path_tolerance,
@@ -158,7 +168,6 @@ class ActionRelay:
             component_goal_tolerance=goal.component_goal_tolerance,
             goal_time_tolerance=goal.goal_time_tolerance,
         )
-        return forwarded
 
     def _forward(self, goal, handle, arrived: float):
         """The JTC's goal handle once it accepted ours, or the Result of why not; the time from the

@@ -10,6 +10,8 @@ from __future__ import annotations
 import array
 import math
 import time
+from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -192,20 +194,107 @@ def trajectory_arrays(content: TrajectoryMessage | JointTrajectory) -> Trajector
 def trajectory_message(header, result: FeedforwardTrajectory) -> JointTrajectory:
     """The trajectory with every point's effort (the header kept: the JTC starts it at its stamp)."""
     msg = JointTrajectory(header=header, joint_names=result.joint_names)
-    nanoseconds = np.round(result.times * 1e9).astype(np.int64)
-    points = []
-    for k in range(len(result.times)):
-        point = JointTrajectoryPoint()
-        point.positions = as_float64_array(result.positions[k])
-        point.velocities = as_float64_array(result.velocities[k])
-        point.accelerations = as_float64_array(result.accelerations[k])
-        point.effort = as_float64_array(result.efforts[k])
-        point.time_from_start = Duration(
-            sec=int(nanoseconds[k] // 1_000_000_000), nanosec=int(nanoseconds[k] % 1_000_000_000)
+    seconds, nanoseconds = duration_fields(result.times)
+    blocks = (result.positions, result.velocities, result.accelerations, result.efforts)
+    rows = zip(*map(float64_rows, blocks), seconds.tolist(), nanoseconds.tolist(), strict=True)
+    msg.points = [  # every field given to the constructor: a quarter faster than setting them after
+        JointTrajectoryPoint(
+            positions=q, velocities=qd, accelerations=qdd, effort=tau, time_from_start=Duration(sec=s, nanosec=ns)
         )
-        points.append(point)
-    msg.points = points
+        for q, qd, qdd, tau, s, ns in rows
+    ]
     return msg
+
+
+def duration_fields(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sec, nanosec) of each time [s] as a builtin_interfaces/Duration holds it (rounded to the nanosecond)."""
+    return np.divmod(np.round(np.asarray(times) * 1e9).astype(np.int64), 1_000_000_000)
+
+
+# --- a FollowJointTrajectory goal's trajectory: read from its point objects, answered in them ----
+@dataclass(frozen=True)
+class GoalPoints:
+    """A received JointTrajectory's content (what ``read_trajectory`` gives for the message) and each
+    point's time_from_start as it came."""
+
+    content: TrajectoryMessage
+    sec: np.ndarray  # (N,) int64
+    nanosec: np.ndarray  # (N,) int64
+
+
+def read_goal_points(msg: JointTrajectory) -> GoalPoints:
+    """``msg``'s content with numpy: one join per field instead of an array per point (1,000 points:
+    ~1 ms, ``read_trajectory`` ~4). No check: the points may be as many and as uneven as they came."""
+    points = msg.points
+    n = len(points)
+    fields = {field: _field_of_points(points, field) for field in trajectory.FIELDS}
+    durations = list(map(attrgetter("time_from_start"), points))
+    sec = np.fromiter(map(attrgetter("sec"), durations), np.int64, n)
+    nanosec = np.fromiter(map(attrgetter("nanosec"), durations), np.int64, n)
+    stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+    times = sec + nanosec * 1e-9  # as read_trajectory computes them, to the bit
+    content = TrajectoryMessage(stamp, msg.header.frame_id, list(msg.joint_names), times, fields)
+    return GoalPoints(content, sec, nanosec)
+
+
+def _field_of_points(points, field: str) -> np.ndarray | list[np.ndarray]:
+    """One float64[] field of every point: (N, L) when all have L values, else one array per point."""
+    values = list(map(attrgetter(field), points))  # array.array('d'): the generated setters store nothing else
+    lengths = set(map(len, values))
+    if len(lengths) != 1:
+        return [floats(v) for v in values]
+    return np.frombuffer(bytearray().join(values), dtype=np.float64).reshape(len(values), lengths.pop())
+
+
+def goal_trajectory_arrays(points: GoalPoints) -> Trajectory:
+    """``trajectory_arrays`` of the message ``points`` were read from, refusing what it refuses."""
+    n = len(points.content.time_from_start)
+    if n > MAX_TRAJECTORY_POINTS:
+        raise InvalidMessageError(
+            "too_many_points", f"joint_trajectory has {n} points, at most {MAX_TRAJECTORY_POINTS}"
+        )
+    return trajectory_arrays(points.content)
+
+
+def trajectory_with_efforts(msg: JointTrajectory, points: GoalPoints, result: FeedforwardTrajectory) -> JointTrajectory:
+    """``trajectory_message(msg.header, result)``, the same values to the bit. When ``result`` has
+    ``msg``'s points (no point added by resampling) these are reused: only the values that differ
+    are replaced (every effort; a point's positions where the spline's rounding touched them, as at
+    the last point), so ``msg`` is changed and should not be used after. Building 1,000 points costs
+    ~7 ms, filling them ~1."""
+    if len(result.times) != len(msg.points):
+        return trajectory_message(msg.header, result)
+    given = points.content.fields
+    for field, block in zip(
+        trajectory.FIELDS, (result.positions, result.velocities, result.accelerations, result.efforts), strict=True
+    ):
+        _replace_rows(msg.points, field, block, given[field])
+    seconds, nanoseconds = duration_fields(result.times)
+    for k in np.flatnonzero((seconds != points.sec) | (nanoseconds != points.nanosec)).tolist():
+        msg.points[k].time_from_start = Duration(sec=int(seconds[k]), nanosec=int(nanoseconds[k]))
+    forwarded = JointTrajectory(header=msg.header, joint_names=result.joint_names)
+    forwarded.points = msg.points
+    return forwarded
+
+
+def _replace_rows(points, field: str, block: np.ndarray, given: np.ndarray | list[np.ndarray]) -> None:
+    """Each point's ``field`` set to its row of ``block`` where it is not that row already, bit for bit."""
+    block = np.ascontiguousarray(block, dtype=np.float64)
+    if isinstance(given, np.ndarray) and given.shape == block.shape:
+        # compared as integers: -0.0 is not 0.0, as the forwarded bytes would tell
+        differ = np.flatnonzero((given.view(np.int64) != block.view(np.int64)).any(axis=1))
+    else:
+        differ = np.arange(len(points))
+    for k, row in zip(differ.tolist(), float64_rows(block[differ]), strict=True):
+        setattr(points[k], field, row)
+
+
+def float64_rows(block: np.ndarray) -> list[array.array]:
+    """Each row of a (N, L) block as a float64[] field's storage (``as_float64_array``), from one copy of its bytes."""
+    data, width = np.ascontiguousarray(block, dtype=np.float64).tobytes(), 8 * block.shape[1]
+    if width == 0:
+        return [array.array("d") for _ in range(len(block))]
+    return [array.array("d", data[start : start + width]) for start in range(0, len(data), width)]
 
 
 def trajectory_cdr(header, result: FeedforwardTrajectory) -> bytes:
