@@ -277,7 +277,8 @@ def analyze(
         analysis.span = (min(analysis.span[0], t[0]), max(analysis.span[1], t[-1]))
         analysis.plot.add(np.concatenate([t[keep, None], measured[keep], tau[keep], gravity[keep]], axis=1))
         if writes_rows:
-            rows = np.concatenate([t[:, None], q, measured, tau, gravity], axis=1)
+            # a sample skipped (no derivatives) has no model effort: not a row of the output
+            rows = np.concatenate([t[:, None], q, measured, tau, gravity], axis=1)[usable]
             if csv_file is not None:
                 write_rows(csv_file, rows)
             if parquet is not None:

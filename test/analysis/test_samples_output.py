@@ -1,0 +1,31 @@
+"""OUT/samples.csv holds the samples analysed, never a row without a model effort: a sample without
+enough neighbours to differentiate is skipped (and counted), not written with NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rnea_ros import RobotModel
+from rnea_ros.analysis.cli import main
+from rnea_ros.demo.example_robot import example_arm_urdf
+
+URDF = example_arm_urdf()
+
+
+def test_samples_without_derivatives_are_counted_and_not_written(tmp_path, capsys):
+    names = list(RobotModel.from_urdf(URDF).joint_names)
+    t = np.r_[np.arange(0.0, 2.0, 0.002), 3.0]  # 1,000 samples at 500 Hz, then one alone after a 1 s gap
+    q = 0.3 * np.sin(np.outer(t, np.arange(1, len(names) + 1)))
+    columns = ["time"] + [f"{n}.{kind}" for n in names for kind in ("position", "effort")]
+    values = np.column_stack([t] + [x[:, j] for j in range(len(names)) for x in (q, np.zeros_like(q))])
+    recording = tmp_path / "recording.csv"
+    np.savetxt(recording, values, delimiter=",", header=",".join(columns), comments="", fmt="%.17g")
+    (tmp_path / "arm.urdf").write_text(URDF)
+    # 8 ms: 5 samples; the first and the last of the 500 Hz part see 3 (a cubic needs 4), the lone one 1
+    argv = [str(recording), "--urdf", str(tmp_path / "arm.urdf"), "--window", "0.008", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert "3 samples skipped: too few neighbours" in capsys.readouterr().out
+    written = np.loadtxt(tmp_path / "samples.csv", delimiter=",", skiprows=1)
+    assert len(written) == len(t) - 3
+    assert np.isfinite(written).all()
+    np.testing.assert_array_equal(written[:, 0], np.round(t[1:-2], 6))
