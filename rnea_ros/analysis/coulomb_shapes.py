@@ -2,8 +2,8 @@
 
 Each shape, a tanh width among ``WIDTHS`` and a lead among ``LEADS`` (0: the friction of today's q̇;
 > 0: friction that settles within a time constant, as MuJoCo's soft friction loss does exactly and
-a joint's presliding roughly, follows q̇ that far ahead), is fitted on one fold and tested on the
-other, both ways (``fold_sums``). With shared columns (links, payload) the joints are fitted
+a joint's presliding roughly, follows q̇ that far ahead), is fitted on all folds but one and tested
+on that one, each in turn (``fold_sums``). With shared columns (links, payload) the joints are fitted
 together: each joint's shape is then chosen by the whole fit's held-out residual, one joint at a time.
 """
 
@@ -30,13 +30,13 @@ def shape_columns(k: int, shared: int, shapes: int) -> np.ndarray:
 
 def choose_shapes(sums: FoldSums, shapes: tuple, shared: int) -> tuple[np.ndarray, np.ndarray]:
     """(the chosen shape per joint, the held-out residual RMS per joint and shape: NaN where not
-    tried). Per joint, the shape whose fit (the joint alone, every column of it) predicts the other
-    fold best, both ways; with ``shared`` columns, then by the whole fit."""
+    tried). Per joint, the shape whose fit (the joint alone, every column of it) predicts the held-out
+    folds best; with ``shared`` columns, then by the whole fit."""
     K, n_joints = len(shapes), sums.count.shape[1]
     held_out = np.full((n_joints, K), np.nan)
     chosen = np.zeros(n_joints, dtype=int)
     for j in range(n_joints):
-        if K > 1 and sums.count[:, j].min() >= 10:
+        if K > 1 and sums.comparable()[j]:
             held_out[j] = [sums.held_out_rms(j, shape_columns(k, shared, K)) for k in range(K)]
             finite = np.where(np.isfinite(held_out[j]), held_out[j], np.inf)
             chosen[j] = _simplest_best(finite, finite, shapes)
@@ -52,7 +52,7 @@ def _choose_together(
     alone, with its own copy of the shared columns, fits too freely to tell); ``held_out`` gets
     the joint's own held-out residual per shape tried."""
     chosen, K = chosen.copy(), len(shapes)
-    usable = sums.count.min(axis=0) >= 10
+    usable = sums.comparable()
     shortlists = [_shortlist(held_out[j], shapes) for j in range(len(chosen))]
     counts, squares = sums.count.sum(axis=0), np.maximum(sums.mm.sum(axis=0), 1e-30)
     for _ in range(sweeps):

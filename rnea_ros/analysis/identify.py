@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnea_ros.analysis.coulomb_shapes import SHAPES, choose_shapes, shape_columns
-from rnea_ros.analysis.fold_sums import FoldSums
-from rnea_ros.analysis.identify_fit import MIN_SAMPLES, ChosenSums, Fitted, LinkPriors, fit_sums, held_out
+from rnea_ros.analysis.fold_sums import FOLDS, FoldSums
+from rnea_ros.analysis.identify_fit import MIN_SAMPLES, ChosenSums, Fitted, LinkPriors, fit_sums, fold_splits, held_out
 from rnea_ros.analysis.link_inertia import LinkContext, body_problems, margin
 from rnea_ros.dynamics import regressor
 from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH, Corrections, JointCorrection, Payload
@@ -127,7 +127,7 @@ class Identification:
         qdd_noise: np.ndarray | None = None,
     ) -> None:
         """``coulomb_width``: the tanh width [rad/s] (lead 0), or None: width and lead chosen per
-        joint among SHAPES by the residual on held-out samples (alternate blocks of FOLD_SAMPLES).
+        joint among SHAPES by the residual on held-out samples (``fold_sums``).
         ``payload_link``: also identify a payload on this link; ``links``: also identify these
         links' inertial parameters, starting from these (the URDF's; ``link_inertia``), each link's
         joint and reach in ``link_contexts`` (``link_inertia.link_contexts``). ``add`` then needs
@@ -257,8 +257,8 @@ class Identification:
         kept = {name: "its joint does not move in the recording" for name in self.links if name not in moving}
         alone = self._converged(fitted, held, [])
         with_links = self._converged(fitted, held, moving)
-        terms_rms = held_out(self._folds, alone.fitted, np.zeros(0, dtype=int), None)
-        links_rms = held_out(self._folds, with_links.fitted, *self._shared(with_links.link_names))
+        terms_rms = held_out(self._splits, alone.fitted, np.zeros(0, dtype=int), None)
+        links_rms = held_out(self._splits, with_links.fitted, *self._shared(with_links.link_names))
         written, why = inertia_choice(terms_rms, links_rms, self._count >= MIN_SAMPLES)
         chosen = with_links if written else alone
         links = dataclasses.replace(
@@ -319,8 +319,8 @@ class Identification:
         self._chosen, self.held_out = choose_shapes(sums, self.shapes, P)
         self.chosen_shapes = [self.shapes[k] for k in self._chosen]
         columns = [shape_columns(k, P, len(self.shapes)) for k in self._chosen]
-        self._pooled = ChosenSums.of(sums, columns, (0, 1))
-        self._folds = [ChosenSums.of(sums, columns, (k,)) for k in (0, 1)]
+        self._pooled = ChosenSums.of(sums, columns, range(FOLDS))
+        self._splits = fold_splits(sums, columns)
         self._count = self._pooled.count
 
     def _joint_result(self, j: int, result: Fitted, fitted: list[int], held: dict) -> JointIdentification:

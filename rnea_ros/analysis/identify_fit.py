@@ -3,8 +3,8 @@
 A fit is the joint terms fitted (per joint, which of JOINT_TERMS) and the shared columns (a
 payload's, or the 10 of each link identified): the joints are solved together, each weighted by
 its residual variance (two passes), and with links every link is then kept a rigid body
-(``link_inertia.consistent_estimate``). ``held_out`` fits it on one fold and tests it on the other,
-both ways: what chooses between joint terms alone and joint terms + the links' inertias.
+(``link_inertia.consistent_estimate``). ``held_out`` fits it on all folds but one and tests it on
+that one, each in turn: what chooses between joint terms alone and joint terms + the links' inertias.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnea_ros.analysis import link_inertia
-from rnea_ros.analysis.fold_sums import BASE_TOLERANCE, FoldSums
+from rnea_ros.analysis.fold_sums import BASE_TOLERANCE, FOLDS, FoldSums
 from rnea_ros.dynamics.regressor import JOINT_TERMS
 
 MIN_SAMPLES = 10  # a joint with fewer usable samples (in the sums fitted) is left out of the fit
@@ -106,16 +106,31 @@ def fit_sums(sums: ChosenSums, fitted: Sequence[Sequence[int]], shared: np.ndarr
     return Fitted(fit, theta, index, local, rss, iterations, S)
 
 
+def fold_splits(sums: FoldSums, columns: Sequence[np.ndarray]) -> list[tuple[ChosenSums, ChosenSums]]:
+    """(training, test) sums per fold: the test sums are the fold's, the training sums all the others'."""
+    return [
+        (ChosenSums.of(sums, columns, [k for k in range(FOLDS) if k != test]), ChosenSums.of(sums, columns, (test,)))
+        for test in range(FOLDS)
+    ]
+
+
 def held_out(
-    folds: Sequence[ChosenSums], fitted: Sequence[Sequence[int]], shared: np.ndarray, links: LinkPriors | None
+    splits: Sequence[tuple[ChosenSums, ChosenSums]],
+    fitted: Sequence[Sequence[int]],
+    shared: np.ndarray,
+    links: LinkPriors | None,
 ) -> np.ndarray:
-    """Per joint, the residual RMS on one fold of the fit on the other, both ways."""
-    rss = np.zeros(len(fitted))
-    for train, test in ((0, 1), (1, 0)):
-        result = fit_sums(folds[train], fitted, shared, links)
+    """Per joint, the residual RMS on each split's test sums of the fit on its training sums
+    (``splits``: (training, test) per fold)."""
+    rss, count = np.zeros(len(fitted)), np.zeros(len(fitted))
+    for training, test in splits:
+        if not test.count.any():  # a recording shorter than FOLDS blocks: an empty fold
+            continue
+        result = fit_sums(training, fitted, shared, links)
         for j in range(len(fitted)):
-            rss[j] += folds[test].rss(j, result.theta[result.index[j]], result.local[j])
-    return np.sqrt(rss / np.maximum(folds[0].count + folds[1].count, 1))
+            rss[j] += test.rss(j, result.theta[result.index[j]], result.local[j])
+        count += test.count
+    return np.sqrt(rss / np.maximum(count, 1))
 
 
 def weighted_fit(xx, xr, weights, index, local, size, links: bool) -> Fit:
