@@ -36,6 +36,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.demo.closed_loop import SEND_PERIOD, Run, logs, start, stop, stop_all
@@ -155,9 +156,10 @@ def run_closed_loop(
     bag: Path | None = None,
 ) -> Run:
     """Runs the simulator until its ``duration`` with rnea_node (none when ``node_parameters`` is
-    None; stopped ``stop_node_after`` s of wall time after its effort_commands publisher is seen,
-    when given) and, when ``trajectory``
-    is given, the trajectory publisher (``progress`` is called with it about twice a second).
+    None; stopped ``stop_node_after`` s of wall time after its first effort_commands, when given:
+    counted from its publisher's appearance, a loaded machine stopped a node still loading its
+    model) and, when ``trajectory`` is given, the trajectory publisher (``progress`` is called with
+    it about twice a second).
     With a trajectory, ``duration`` counts trajectory time: the run is stopped once the node has
     computed that far into it (its start waits for the publisher's subscription, which can take
     seconds to match). With ``bag``, the simulator's joint_states are recorded there as a rosbag2
@@ -191,7 +193,11 @@ def run_closed_loop(
     started = time.monotonic()
     deadline = started + timeout
     next_progress = started
-    controller_up = None  # when the node's effort_commands publisher was first seen
+    first_command: list[float] = []  # when the node's first effort_commands arrived here
+    if stop_node_after is not None:
+        node.create_subscription(
+            Float64MultiArray, "effort_commands", lambda _: first_command or first_command.append(time.monotonic()), 10
+        )
     try:
         while sim.poll() is None and time.monotonic() < deadline:
             if controller is None and node_parameters is not None and node.count_publishers("joint_states"):
@@ -208,13 +214,7 @@ def run_closed_loop(
             if progress is not None and publisher is not None and time.monotonic() >= next_progress:
                 progress(publisher)
                 next_progress += 0.5
-            if controller is not None and controller_up is None and node.count_publishers("effort_commands"):
-                controller_up = time.monotonic()
-            if (
-                stop_node_after is not None
-                and controller_up is not None
-                and time.monotonic() - controller_up > stop_node_after
-            ):
+            if stop_node_after is not None and first_command and time.monotonic() - first_command[0] > stop_node_after:
                 stop(controller)
                 stop_node_after = None
     finally:
