@@ -30,6 +30,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rnea_ros.motion.trajectory import FIELDS
 from rnea_ros.node import messages
 from rnea_ros.node.state import InvalidMessageError
+from rnea_ros.node.trajectory_feedforward import answer_threads
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage
 
 INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
@@ -154,6 +155,7 @@ class ActionRelay:
         if problem is not None:
             return aborted(*problem)
         try:
+            answer_threads()  # on this thread of the executor
             result = self.core.trajectory(messages.goal_trajectory_arrays(points))
         except InvalidMessageError as error:
             return aborted(INVALID_GOAL, f"{error.reason}: {error}")

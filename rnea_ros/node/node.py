@@ -216,6 +216,7 @@ class RneaNode(LiveParameters, Node):
 
     def _on_trajectory(self, planned: PlannedTrajectory, _data: bytes) -> None:
         """A planner's trajectory, answered on feedforward_trajectory with every point's effort."""
+        answer_threads()  # on this thread of the executor
         result = self.core.trajectory(planned.trajectory)
         if result is None:
             self.get_logger().warning(
@@ -374,7 +375,6 @@ def main(args=None) -> None:
     sys.unraisablehook = _unless_interrupt
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     try:
-        answer_threads()
         rclpy.init(args=args)
         node = _start()
     except KeyboardInterrupt:

@@ -47,8 +47,9 @@ ANSWER_THREADS = 1
 
 
 def answer_threads() -> None:
-    """The calling thread (the executor's: it answers trajectories and goals) computes batches on
-    ANSWER_THREADS threads; numba's setting is per thread."""
+    """The calling thread computes batches on ANSWER_THREADS threads. numba's setting is per thread,
+    and answers run on whichever thread of the node's executor takes them: the node sets it before
+    each answer (set once on the main thread, the executor's threads answered on every core)."""
     numba.set_num_threads(min(ANSWER_THREADS, numba.config.NUMBA_NUM_THREADS))
 
 

@@ -53,7 +53,8 @@ def test_every_thread_of_the_node_runs_fifo_and_it_still_answers(tmp_path):
         with running_node(tmp_path, "fifo", parameters, client_of) as (process, client):
             q = np.linspace(-0.4, 0.4, ARM.nv)
             assert client.spin_until(lambda: (client.send_state(q, np.zeros(ARM.nv)), bool(client.efforts))[1], 30.0)
-            assert "every thread on SCHED_FIFO at priority 40" in process.output(), process.output()
+            said = "every thread on SCHED_FIFO at priority 40"  # said once the node is built, before it spins
+            assert client.spin_until(lambda: said in process.output(), 10.0), process.output()
             threads = policies(process.process.pid)
             assert len(threads) > 3 and set(threads.values()) == {(os.SCHED_FIFO, 40)}, threads
             np.testing.assert_allclose(client.efforts[-1].effort, ARM.gravity_torques(q), rtol=1e-12, atol=1e-12)
