@@ -42,6 +42,7 @@ from rnea_ros.node.trajectory_feedforward import LateAnswers, answer_threads
 from rnea_ros.plumbing import ros_parameters
 from rnea_ros.plumbing.scheduling import use_fifo_scheduling
 from rnea_ros.plumbing.subscription import DedicatedSubscription
+from rnea_ros.plumbing.threads import quiet_after_shutdown
 
 DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -91,7 +92,11 @@ class RneaNode(LiveParameters, Node):
         self.action_relay = action_relay.serve(self, self.core, settings)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         # steady: /diagnostics says what is wrong even when the ROS clock stands still (use_sim_time, no /clock)
-        self.create_timer(1.0, self._publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.create_timer(
+            1.0,
+            quiet_after_shutdown(self.context, self._publish_diagnostics),
+            clock=Clock(clock_type=ClockType.STEADY_TIME),
+        )
         self.joint_states.start()
 
     def _declare_joint_gains(self) -> dict[str, object]:
@@ -176,7 +181,9 @@ class RneaNode(LiveParameters, Node):
                     self.joint_states.also_serve(row.msg_type, topic, taker, row.depth, newest_only=row.newest_only)
                 else:
                     qos = DESCRIPTION_QOS if row.latched else row.depth
-                    self.create_subscription(row.msg_type, topic, taker, qos, raw=row.raw)
+                    self.create_subscription(
+                        row.msg_type, topic, quiet_after_shutdown(self.context, taker), qos, raw=row.raw
+                    )
 
     def _taker(self, row: Input, topic: str = "", negated: bool = False):
         """The callback of ``row``'s subscription to ``topic``: counted, read, taken in by its setter

@@ -26,6 +26,7 @@ from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.motion.trajectory import FIELDS, TrajectoryError, checked_trajectory, floats
+from rnea_ros.plumbing.threads import quiet_after_shutdown
 from rnea_ros.simulation.goal_tolerances import (
     INVALID_GOAL,
     SUCCESSFUL,
@@ -106,11 +107,11 @@ class JtcAction:
                 handle_accepted_callback=self._on_accepted,
                 cancel_callback=self._on_cancel,
             )
-            node.create_timer(1.0 / p.action_monitor_rate, self._monitor)
+            node.create_timer(1.0 / p.action_monitor_rate, quiet_after_shutdown(node.context, self._monitor))
         self.state = None
         if p.state_topic:
             self.state = node.create_publisher(JointTrajectoryControllerState, p.state_topic, 10)
-            node.create_timer(1.0 / p.state_publish_rate, self._publish_state)
+            node.create_timer(1.0 / p.state_publish_rate, quiet_after_shutdown(node.context, self._publish_state))
         self._state_sample = None
 
     # --- the action ----------------------------------------------------------------------------

@@ -17,6 +17,9 @@ START_WAIT = 0.05  # s of wall time a step waits for a controller that has not s
 # s of wall time without an answer after which the state is published again (same stamp) and the
 # controller's writer is looked for
 RESEND_AFTER = 0.1
+# s of wall time the first strict wait gives a command missing behind its answer before taking it for
+# one lost before the brakes were released (see Lockstep._wait_for_the_answer)
+FIRST_COMMAND_GRACE = 1.0
 
 
 class Lockstep:
@@ -41,6 +44,7 @@ class Lockstep:
         self._answered: tuple[int, int] | None = None
         self._answers = 0
         self._suspended_since_answers: int | None = None  # strict lockstep suspended at this answer count
+        self._strict_waits = 0
 
     def on_answer(self, stamp: tuple[int, int]) -> None:
         self._answers += 1
@@ -66,19 +70,32 @@ class Lockstep:
         """Strict lockstep: until the controller has answered the state of ``stamp`` and every command
         it sent before its answers has arrived (it sends one command, then one answer, per state).
         Returns "answered", "stopped" (shut down), "gone" (no writer of the answer topic is left: the
-        controller stopped, which is not late) or "timeout" (lockstep_timeout)."""
+        controller stopped, which is not late) or "timeout" (lockstep_timeout).
+
+        The controller's two writers match this process's readers one at a time: while the brakes
+        held, its first commands may have been lost before the commands' reader matched, its answers
+        not. The first strict wait (at the release) forgives that deficit once the state is answered
+        and no command came for FIRST_COMMAND_GRACE; a command lost later is a timeout, loudly."""
         arrived = self.commands.arrived
         deadline = time.monotonic() + self.timeout
+        first = self._strict_waits == 0
+        self._strict_waits += 1
+        quiet_since = time.monotonic()
         while True:
             answered = self._answered == stamp
             if answered and self.commands.received >= self._answers:
                 return "answered"
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
             if self._stop.is_set():
                 return "stopped"
-            if remaining <= 0.0:
+            if now >= deadline:
                 return "timeout"
-            if not arrived.wait(min(remaining, RESEND_AFTER)):
+            if first and answered and now - quiet_since >= FIRST_COMMAND_GRACE:
+                self.commands.received = self._answers  # lost before the release: count afresh
+                return "answered"
+            if arrived.wait(min(deadline - now, RESEND_AFTER)):
+                quiet_since = time.monotonic()
+            else:
                 if self._count_answer_writers() == 0:
                     return "gone"
                 if not answered:  # the state or its answer lost (seen while readers match): once more

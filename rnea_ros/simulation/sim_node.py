@@ -39,6 +39,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.plumbing.ros_parameters import declare
 from rnea_ros.plumbing.subscription import DedicatedSubscription
+from rnea_ros.plumbing.threads import quiet_after_shutdown
 from rnea_ros.simulation.commands import EffortCommands
 from rnea_ros.simulation.jtc_stand_in import JtcStandIn
 from rnea_ros.simulation.lockstep import Lockstep
@@ -143,7 +144,7 @@ class SimNode(Node):
             f"({'real time' if self.p.realtime else 'lockstep'}); {where} for {joints}"
         )
         self.subscription.start()
-        self.create_timer(self.p.diagnostics_period, self._publish_diagnostics)
+        self.create_timer(self.p.diagnostics_period, quiet_after_shutdown(self.context, self._publish_diagnostics))
         if self.wall_controller is not None:
             self.wall_controller.observe(robot)
             self.wall_controller.start()

@@ -4,6 +4,7 @@ tests send: the example arm moving between rest points. Every wait is bounded.""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +17,8 @@ from sensor_msgs.msg import JointState
 
 from rnea_ros.demo.closed_loop import trajectory_message
 from rnea_ros.testing.ros_harness import spin_until
+
+RESEND_AFTER = 5.0  # s without an answer to a goal before it is sent again (see TrajectoryClient.send)
 
 
 def duration(seconds: float) -> Duration:
@@ -77,11 +80,25 @@ class TrajectoryClient:
         return spin_until(self.node, predicate, timeout)
 
     def send(self, goal_msg, timeout: float = 10.0) -> Sent:
-        """Sends a goal and waits (at most ``timeout``) for its acceptance; the result comes later."""
+        """Sends a goal and waits (at most ``timeout``) for its acceptance; the result comes later.
+
+        Sent again, as a new goal, when no answer came within ``RESEND_AFTER``: the server's answer can
+        be lost when its response writer has not yet discovered this client's reader (rmw_fastrtps
+        issue 842, open on Jazzy: "failed to send response (timeout): client will not receive
+        response"), which a loaded machine makes likely on a goal sent just after discovery. The lost
+        goal still runs on the server: the new one preempts it, as a planner's retry would."""
         assert self.client.wait_for_server(timeout_sec=timeout), "no action server"
         sent = Sent()
-        future = self.client.send_goal_async(goal_msg, feedback_callback=lambda msg: sent.feedback.append(msg.feedback))
-        assert self.spin_until(future.done, timeout), "no answer to the goal"
+        deadline = time.monotonic() + timeout
+        while True:
+            future = self.client.send_goal_async(
+                goal_msg, feedback_callback=lambda msg: sent.feedback.append(msg.feedback)
+            )
+            left = deadline - time.monotonic()
+            if self.spin_until(future.done, min(RESEND_AFTER, left)):
+                break
+            assert left > RESEND_AFTER, "no answer to the goal"
+            print(f"no answer to the goal within {RESEND_AFTER:.0f} s (a lost response, rmw_fastrtps#842): sent again")
         sent.handle = future.result()
         sent.accepted = sent.handle.accepted
         if sent.accepted:
