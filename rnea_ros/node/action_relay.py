@@ -237,11 +237,14 @@ class ActionRelay:
         return float(np.percentile(self.forward_times, 99)) if self.forward_times else None
 
     def values(self) -> dict[str, str]:
-        """For /diagnostics: goals forwarded, and p50/p99/max of the recent ones' time from arrival to sending."""
+        """For /diagnostics: whether the JTC's action is found (a wrong ``controller_action`` shows here
+        before any goal), goals forwarded, and p50/p99/max of the recent ones' time from arrival to sending."""
+        found = "found" if self.client.server_is_ready() else "not found"
+        values = {"controller action": f"{self.controller_action} ({found})"}
         if not self.forward_times:
-            return {}
+            return values
         ms = np.array(self.forward_times) * 1e3
-        values = {"goals forwarded": str(self.forwarded)}
+        values["goals forwarded"] = str(self.forwarded)
         for label, value in (("p50", np.percentile(ms, 50)), ("p99", np.percentile(ms, 99)), ("max", ms.max())):
             values[f"goal forwarding {label} [ms]"] = f"{value:.2f}"
         return values

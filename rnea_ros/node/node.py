@@ -22,7 +22,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
@@ -40,6 +40,7 @@ from rnea_ros.node.settings import GAINS_PREFIX, Settings, settings_from
 from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.node.trajectory_feedforward import LateAnswers, answer_threads
 from rnea_ros.plumbing import ros_parameters
+from rnea_ros.plumbing.executor import PooledExecutor
 from rnea_ros.plumbing.scheduling import use_fifo_scheduling
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.plumbing.threads import quiet_after_shutdown
@@ -400,7 +401,7 @@ def main(args=None) -> None:
         if node.fatal_error is None:
             # a FollowJointTrajectory goal's relay waits on a thread (action_relay): goals that overlap
             # (one preempting another) hold one each; the JTC's answers need another
-            rclpy.spin(node, executor=MultiThreadedExecutor(num_threads=EXECUTOR_THREADS))
+            rclpy.spin(node, executor=PooledExecutor(num_threads=EXECUTOR_THREADS))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

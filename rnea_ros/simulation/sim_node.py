@@ -30,13 +30,14 @@ import time
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
+from rnea_ros.plumbing.executor import PooledExecutor
 from rnea_ros.plumbing.ros_parameters import declare
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.plumbing.threads import quiet_after_shutdown
@@ -257,7 +258,7 @@ def main(args=None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())  # stop as on Ctrl-C: the record written
     # an action goal's execute callback blocks a thread until the goal ends (jtc_action); a preempted
     # one and its successor hold one each, the timers and subscriptions need the others
-    executor = MultiThreadedExecutor(num_threads=4)
+    executor = PooledExecutor(num_threads=4)
     executor.add_node(node)
     try:
         while rclpy.ok() and not node.finished.is_set() and not terminated.is_set() and node.fatal_error is None:

@@ -67,6 +67,13 @@ def init_rclpy() -> None:
     rclpy.init()
 
 
+def rclpy_running() -> Iterator[None]:
+    """rclpy initialised on this process's domain until the generator ends: a module fixture's body."""
+    init_rclpy()
+    yield
+    rclpy.try_shutdown()
+
+
 class NodeProcess:
     """``python -m rnea_ros.node`` in namespace ``namespace`` with the given parameters."""
 

@@ -15,6 +15,7 @@ import rclpy
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
+from diagnostic_msgs.msg import DiagnosticArray
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.demo.closed_loop import planned_trajectory, start, stop
@@ -30,6 +31,12 @@ NS = "relay"
 JOINTS = [*(f"joint{i}" for i in range(1, 8)), "finger_left_joint"]
 SECONDS = 4.0
 Result = FollowJointTrajectory.Result
+
+
+def _found(msg, found: dict) -> None:
+    for status in msg.status:
+        if status.name.startswith("rnea_node"):
+            found.update({value.key: value.value for value in status.values})
 
 
 class Rig:
@@ -65,6 +72,11 @@ class Rig:
         topic = f"/{NS}/jtc/controller_state"
         self.client.node.create_subscription(JointTrajectoryControllerState, topic, self.states.append, 1000)
         assert self.client.client.wait_for_server(timeout_sec=30.0), self.log("node")
+        # the node's own client finds the stand-in's action in its time (seconds, some starts): the
+        # first goal would be aborted by the relay's 2 s timeout before
+        found = {}
+        self.client.node.create_subscription(DiagnosticArray, "/diagnostics", lambda msg: _found(msg, found), 10)
+        assert self.client.spin_until(lambda: found.get("controller action", "").endswith("(found)"), 30.0), found
 
     def log(self, name: str) -> str:
         return (self.folder / f"{NS}_{name}.log").read_text()[-3000:]
