@@ -41,8 +41,10 @@ from rnea_ros.motion.multisine import fast_multisine
 from rnea_ros.node import messages
 from rnea_ros.node.action_relay import ActionRelay, goal_problem
 from rnea_ros.node.core import RneaCore, build_live_model
+from rnea_ros.node.diagnostics import freeze_the_heap
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.trajectory_feedforward import answer_threads
+from rnea_ros.plumbing.actions import RESULT_TIMEOUT
 from rnea_ros.testing.action_client import TrajectoryClient, goal
 from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.reference import ARM_URDF
@@ -108,6 +110,7 @@ def in_process(moveit_goal, sparse_goal, count: int) -> list[tuple[str, tuple]]:
     relay = ActionRelay.__new__(ActionRelay)  # its computation only: no node, no action server
     relay.core = core
     received, sparse = serialize_message(moveit_goal), serialize_message(sparse_goal)
+    freeze_the_heap()  # as the node does once started: collections walk what is made after
     whole, resampled, steps = [], [], {step: [] for step in STEPS}
     for _ in range(count):
         whole.append(forwarding_time(relay, deserialize_message(received, FollowJointTrajectory.Goal)))
@@ -161,6 +164,7 @@ class StandIn:
             f"/{NS}/jtc/follow_joint_trajectory",
             execute_callback=self._execute,
             goal_callback=self._on_goal,
+            result_timeout=RESULT_TIMEOUT,  # as the stand-ins': the goals' points are not kept for 15 min
         )
 
     def _on_goal(self, request):

@@ -24,13 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 
 from rnea_ros.motion.trajectory import FIELDS
 from rnea_ros.node import messages
 from rnea_ros.node.state import InvalidMessageError
 from rnea_ros.node.trajectory_feedforward import answer_threads
+from rnea_ros.plumbing.actions import RESULT_TIMEOUT, LockedActionClient
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage
 
 INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
@@ -97,7 +98,7 @@ class ActionRelay:
         # a goal's execute callback blocks a thread of the node's executor until the JTC's result
         # (a coroutine awaiting a future is resumed on every spin by rclpy's executor: a busy loop);
         # the client's answers come on another thread meanwhile
-        self.client = ActionClient(
+        self.client = LockedActionClient(
             node, FollowJointTrajectory, controller_action, callback_group=ReentrantCallbackGroup()
         )
         self.server = ActionServer(
@@ -108,6 +109,7 @@ class ActionRelay:
             goal_callback=lambda _goal: GoalResponse.ACCEPT,
             cancel_callback=self._on_cancel,
             callback_group=ReentrantCallbackGroup(),
+            result_timeout=RESULT_TIMEOUT,
         )
         self._relayed: dict[bytes, _Relayed] = {}
         self.forward_times: list[float] = []  # s from a goal's arrival to its sending (newest last)

@@ -26,6 +26,7 @@ from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.motion.trajectory import FIELDS, TrajectoryError, checked_trajectory, floats
+from rnea_ros.plumbing.actions import RESULT_TIMEOUT
 from rnea_ros.plumbing.threads import quiet_after_shutdown
 from rnea_ros.simulation.goal_tolerances import (
     INVALID_GOAL,
@@ -106,6 +107,7 @@ class JtcAction:
                 goal_callback=self._on_goal,
                 handle_accepted_callback=self._on_accepted,
                 cancel_callback=self._on_cancel,
+                result_timeout=RESULT_TIMEOUT,
             )
             node.create_timer(1.0 / p.action_monitor_rate, quiet_after_shutdown(node.context, self._monitor))
         self.state = None
