@@ -75,6 +75,14 @@ def wait_for(future, timeout: float) -> bool:
     return done.wait(timeout) or future.done()
 
 
+def _drop_points(*goals) -> None:
+    """Sent (rclpy converted the goal in ``send_goal_async``): its points are not kept while the goal
+    runs nor, with its handle, for RESULT_TIMEOUT after; a thousand points are a few thousand objects
+    that every full collection of the node would walk."""
+    for goal in goals:
+        goal.trajectory.points = []
+
+
 def aborted(code: int, reason: str) -> Result:
     return Result(error_code=code, error_string=reason)
 
@@ -135,6 +143,7 @@ class ActionRelay:
             if isinstance(forwarded, Result):
                 return self._abort(handle, forwarded)
             downstream = self._forward(forwarded, handle, arrived)
+            _drop_points(forwarded, handle.request)
             if isinstance(downstream, Result):
                 return self._abort(handle, downstream)
             relayed.downstream = downstream

@@ -5,10 +5,10 @@ and its MultiThreadedExecutor submits each yielded task to its thread pool. A ta
 yet started by a worker is yielded and submitted again at once, over and over: the spinning thread
 holds the GIL and a core until a worker gets to the task (seen in rnea_node: hundreds of
 submissions of each joint_trajectory message, its answer two to three times slower than in a plain
-process; test/node/test_pooled_executor.py counts the wake-ups). Fixed upstream in rclpy 10.0.4 (Rolling, PR 1547), not in
-Jazzy. Here a task already waiting in the pool is not submitted again: the spinning thread waits for
-a worker to start it instead. A task yielded again once a worker has started it (a coroutine that
-suspended) is submitted again, as rclpy does.
+process; test/node/test_pooled_executor.py counts the wake-ups). Fixed upstream in rclpy 10.0.4
+(Rolling, PR 1547), not in Jazzy. Here a task already waiting in the pool is not submitted again:
+the spinning thread waits for a worker to start it instead. A task yielded again once a worker has
+started it (a coroutine that suspended) is submitted again, as rclpy does.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import numpy as np
 from rnea_ros.simulation.commands import EffortCommands
 from rnea_ros.simulation.lockstep import FIRST_COMMAND_GRACE, Lockstep
 
-TIMEOUT = 4.0 * FIRST_COMMAND_GRACE
+TIMEOUT = 2.5 * FIRST_COMMAND_GRACE
 
 
 class Logger:
