@@ -39,7 +39,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros.demo.closed_loop import SEND_PERIOD, Run, logs, start, stop, stop_all
+from rnea_ros.demo.closed_loop import SEND_PERIOD, Run, logs, start, stop
 from rnea_ros.motion.multisine import MultiSine
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.plumbing.trajectory_cdr import write_joint_trajectory
@@ -222,10 +222,15 @@ def run_closed_loop(
             publisher.close()
         bag_messages = stop_recorder(recorder, folder / f"{namespace}_bag_recorder.log") if recorder is not None else 0
         node.destroy_node()
-        stop_all(sim, controller)
+        sim_code = stop(sim)
+        if controller is not None:
+            stop(controller)
     sim_log, node_log = logs(folder, namespace, controller, deadline, "the closed loop")
     if "strict lockstep broken" in sim_log:
         raise LockstepBrokenError(f"{namespace}: the simulator stepped without the node's answer\n{sim_log[-1500:]}")
+    if not record.exists():  # seen once under load, the simulator's log ending at its start line
+        how = "killed, still running 10 s after SIGINT" if sim_code == -9 else f"exit code {sim_code}"
+        raise RuntimeError(f"{namespace}: the simulator wrote no record ({how})\n{sim_log[-1500:]}")
     data = np.load(record)
     stamps = data["stamp"]
     t0 = publisher.t0 if publisher is not None and publisher.t0 is not None else (stamps[0] if len(stamps) else 0.0)
