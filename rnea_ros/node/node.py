@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import time
+import warnings
 
 import rclpy
 from builtin_interfaces.msg import Time
@@ -348,7 +349,11 @@ def _start() -> RneaNode | None:
     context down, and what fails after that is the signal's doing)."""
     node = None
     try:
-        node = RneaNode()
+        with warnings.catch_warnings(record=True) as warned:  # rclpy's C warns when the context dies under it
+            node = RneaNode()
+        if not _interrupted():
+            for warning in warned:
+                warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
         diagnostics.freeze_the_heap()
         if not _interrupted():
             node.core.collector_pauses.start()
