@@ -19,6 +19,9 @@ from rnea_ros.analysis.fold_sums import BASE_TOLERANCE, FOLDS, FoldSums
 from rnea_ros.dynamics.regressor import JOINT_TERMS
 
 MIN_SAMPLES = 10  # a joint with fewer usable samples (in the sums fitted) is left out of the fit
+# joints weighted by (1 / their residual variance) to this power: 1 the maximum-likelihood weighting;
+# 0 (ordinary least squares, FIGAROH's) and ½ held out worse on the real Panda (benchmarks/real_recording_ablation.py)
+WEIGHT_EXPONENT = 1.0
 
 
 @dataclass(frozen=True)
@@ -93,12 +96,12 @@ def fit_sums(sums: ChosenSums, fitted: Sequence[Sequence[int]], shared: np.ndarr
         size += len(fitted[j])
     usable = sums.count >= MIN_SAMPLES
     counts = np.maximum(sums.count, 1)
-    weights = np.where(usable, counts / np.maximum(sums.mm, 1e-18 * counts), 0.0)  # first pass: 1 / torque²
+    weights = np.where(usable, counts / np.maximum(sums.mm, 1e-18 * counts), 0.0) ** WEIGHT_EXPONENT  # 1 / torque²
     for _ in range(2):
         fit = weighted_fit(sums.xx, sums.xr, weights, index, local, size, links is not None)
         rss = np.array([sums.rss(j, fit.theta[index[j]], local[j]) for j in range(n_joints)])
         dof = np.maximum(sums.count - np.array([len(f) for f in fitted]) - S, 1)
-        weights = np.where(usable, 1.0 / np.maximum(rss / dof, 1e-30), 0.0)
+        weights = np.where(usable, 1.0 / np.maximum(rss / dof, 1e-30), 0.0) ** WEIGHT_EXPONENT
     theta, iterations = fit.theta, 0
     if links is not None:
         theta, iterations = link_inertia.consistent_estimate(fit.A, fit.b, links.priors, floors=links.floors)

@@ -4,10 +4,17 @@ q̈ comes from a local polynomial fit of the positions over a window (``differen
 a window and q̈ is the positions' noise amplified (at 100 Hz, 50 ms is 5 samples), too long and the
 fast motion is smoothed away. Each candidate window (a number of samples at the recording's median
 rate) is scored as the friction width is: the measured effort less the model's is fitted with the
-joint terms (viscous, Coulomb, armature, offset) on alternate blocks of samples and tested on the
-others (summed over the measured joints relative to their efforts' variance); the shortest window
-within 1 % of the least held-out residual is taken (a longer one smooths the motion away for a
-gain the data cannot tell from noise).
+joint terms (viscous, Coulomb, armature, offset) and a per-joint multiple of the model's own torque
+on alternate blocks of samples and tested on the others (summed over the measured joints relative
+to their efforts' variance); the shortest window within 1 % of the least held-out residual is taken
+(a longer one smooths the motion away for a gain the data cannot tell from noise).
+
+The model's torque as a column: without it, a URDF 20–30 % wrong made the residual fall with the
+window's length (smoothing its wrong inertial torque away) and chose 280–400 ms on noise-free 1 kHz
+simulated recordings, where any window fits; the identified arm then tracked 1.1–5.5× worse in real
+time than with 50 ms (benchmarks/identification.py --real-time). With it: 4–6 ms for two of three
+wrong URDFs there (200 ms still for the third: what a per-joint multiple does not absorb), and on
+the real Panda 139 ms with either URDF (99 ms with the hand's before).
 
 Alongside, the noise the chosen window leaves in q̈: the positions' noise (from the residuals of
 short local cubic fits, which any motion smoother than the sampling leaves ~nothing in) times the
@@ -89,12 +96,14 @@ def _held_out_score(corrected, samples: JointChunk, window: float, order: int, v
     if usable.sum() < 4 * 10:
         return np.inf
     q, qd, qdd, effort = samples.q[usable], qd[usable], qdd[usable], samples.effort[usable]
-    residual = effort - corrected.inverse_dynamics(q, qd, qdd)
+    model = corrected.inverse_dynamics(q, qd, qdd)
+    residual = effort - model
     fold = (np.arange(len(q)) // min(FOLD_SAMPLES, max(len(q) // 10, 10))) % 2
     total = 0.0
     for j in np.flatnonzero(measured):
         ok = np.isfinite(residual[:, j])
-        features = np.column_stack([qd[:, j], np.tanh(qd[:, j] / COULOMB_WIDTH), qdd[:, j], np.ones(len(q))])
+        joint_terms = [qd[:, j], np.tanh(qd[:, j] / COULOMB_WIDTH), qdd[:, j], np.ones(len(q))]
+        features = np.column_stack([*joint_terms, model[:, j]])  # a scale absorbs a wrong URDF's gross error
         squared, count = 0.0, 0
         for train in (0, 1):
             fit_rows, test_rows = ok & (fold == train), ok & (fold != train)
