@@ -11,6 +11,7 @@ executor, model builds on the loader's thread. See the README for the interface.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import signal
 import sys
@@ -382,6 +383,9 @@ def _schedule(node: RneaNode) -> None:
 
 
 def main(args=None) -> None:
+    # a crash in C code (rclpy, the kernels) writes every thread's Python stack to stderr: rnea_sim
+    # once died of SIGSEGV at its start in a quiet suite, its log saying nothing more
+    faulthandler.enable(all_threads=True)
     for signum in (signal.SIGINT, signal.SIGTERM):  # rclpy's handlers, installed by init, call these after theirs
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, _on_signal)

@@ -22,6 +22,7 @@ with the reason, exit code 1. Its counts: ``sim_report``.
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 import sys
 import threading
@@ -252,6 +253,7 @@ class SimNode(Node):
 
 
 def main(args=None) -> None:
+    faulthandler.enable(all_threads=True)  # a crash in C code (rclpy, MuJoCo): every thread's stack in the log
     rclpy.init(args=args)
     node = SimNode()
     terminated = threading.Event()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -48,6 +49,17 @@ TAP = "joint_states_tap"  # the simulator's second writer of its states, for the
 STRICT_LOCKSTEP_TIMEOUT = 10.0  # s of wall time the simulator waits for one answer of the node
 LEAD = 1.0  # s between the node's first output and trajectory time 0: the whole trajectory reaches it first
 RESENDS = 3
+
+
+def exit_reason(code: int) -> str:
+    """A process's exit code as words: "exit code 1", "killed by SIGSEGV" (its log then holds every
+    thread's Python stack: faulthandler)."""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
 
 
 def start_recorder(bag: Path, namespace: str, folder: Path, env: dict) -> subprocess.Popen:
@@ -229,7 +241,7 @@ def run_closed_loop(
     if "strict lockstep broken" in sim_log:
         raise LockstepBrokenError(f"{namespace}: the simulator stepped without the node's answer\n{sim_log[-1500:]}")
     if not record.exists():  # seen once under load, the simulator's log ending at its start line
-        how = "killed, still running 10 s after SIGINT" if sim_code == -9 else f"exit code {sim_code}"
+        how = "killed, still running 10 s after SIGINT" if sim_code == -9 else exit_reason(sim_code)
         raise RuntimeError(f"{namespace}: the simulator wrote no record ({how})\n{sim_log[-1500:]}")
     data = np.load(record)
     stamps = data["stamp"]
