@@ -1,17 +1,21 @@
-"""The whole test suite, run twice in a row beside two busy processes (issue 36's "done when").
+"""The whole test suite, run twice in a row beside two busy processes (issue 36's "done when");
+with --inner-loop, the inner loop (`-m "not ros and not slow"`, issue 34's "under a minute").
 
     python benchmarks/suite_under_load.py [--runs 2] [--busy 2] [--no-docs]
+    python benchmarks/suite_under_load.py --inner-loop --runs 3 --busy 0
 
 Runs `scripts/test` (what CI runs) `--runs` times in a row while `--busy` processes spin
-(`python -c "while True: pass"`), records each run's wall-clock time, outcome line and exit code,
-and writes docs/figures/suite_under_load.md. Run it from a fresh clone to measure what CI measures;
-the spinning processes are this script's own children and are killed on the way out, whatever happens.
+(`python -c "while True: pass"`), records each run's wall-clock time, CPU time (the run's processes,
+user + system), outcome line and exit code, and writes docs/figures/suite_under_load.md (or
+inner_loop.md). Run it from a fresh clone to measure what CI measures; the spinning processes are
+this script's own children and are killed on the way out, whatever happens.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -26,44 +30,76 @@ def load_average() -> str:
     return " / ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
-def run_suite(log: Path) -> tuple[int, float, str]:
-    """(exit code, seconds, pytest's last line) of one `scripts/test` run, its output in ``log``."""
-    start = time.perf_counter()
+INNER_LOOP = ["-m", "not ros and not slow"]
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_suite(log: Path, arguments: list[str]) -> tuple[int, float, float, str]:
+    """(exit code, wall-clock seconds, CPU seconds, pytest's last line) of one `scripts/test` run
+    with ``arguments``, its output in ``log``."""
+    start, cpu = time.perf_counter(), children_cpu()
     with log.open("w") as out:
-        suite = subprocess.run([str(ROOT / "scripts" / "test")], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        suite = subprocess.run(
+            [str(ROOT / "scripts" / "test"), *arguments], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
+        )
     code = suite.returncode
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, children_cpu() - cpu
     lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    return code, seconds, lines[-1] if lines else "(no output)"
+    return code, seconds, cpu, lines[-1] if lines else "(no output)"
+
+
+def duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--busy", type=int, default=2)
+    parser.add_argument("--inner-loop", action="store_true", help='only the inner loop: -m "not ros and not slow"')
     parser.add_argument("--no-docs", action="store_true")
     options = parser.parse_args()
+    arguments = INNER_LOOP if options.inner_loop else []
     spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(options.busy)]
     rows = []
     try:
         for run in range(1, options.runs + 1):
-            code, seconds, last = run_suite(Path(f"/tmp/suite_under_load_{os.getpid()}_{run}.log"))
-            minutes, rest = divmod(round(seconds), 60)
-            rows.append([run, f"{minutes} min {rest:02d} s", code, last.strip("= "), load_average()])
+            log = Path(f"/tmp/suite_under_load_{os.getpid()}_{run}.log")
+            code, seconds, cpu, last = run_suite(log, arguments)
+            rows.append([run, duration(seconds), duration(cpu), code, last.strip("= "), load_average()])
             print(*rows[-1], sep=" | ", flush=True)
     finally:
         for process in spinning:
             process.kill()
             process.wait()
     if not options.no_docs:
-        note = (
-            f"Command: `python benchmarks/suite_under_load.py --runs {options.runs} --busy {options.busy}` "
-            f"from a fresh clone: `scripts/test` (what `.ci/run` runs) {options.runs} times in a row beside "
-            f"{options.busy} processes spinning `while True: pass`."
+        flags = " --inner-loop" if options.inner_loop else ""
+        what = (
+            'the inner loop, `scripts/test -m "not ros and not slow"`,'
+            if options.inner_loop
+            else ("`scripts/test` (what `.ci/run` runs)")
         )
-        header = ["run", "wall clock", "exit code", "pytest's summary", "load average at its end (1 / 5 / 15 min)"]
-        print(write_table("suite_under_load", "benchmarks/suite_under_load.py", header, rows, note))
-    return max(row[2] for row in rows)
+        beside = f"beside {options.busy} processes spinning `while True: pass`" if options.busy else "otherwise quiet"
+        note = (
+            f"Command: `python benchmarks/suite_under_load.py{flags} --runs {options.runs} --busy {options.busy}`: "
+            f"{what} {options.runs} times in a row, {beside}. CPU: user + system of every process the run started."
+        )
+        header = [
+            "run",
+            "wall clock",
+            "CPU",
+            "exit code",
+            "pytest's summary",
+            "load average at its end (1 / 5 / 15 min)",
+        ]
+        name = "inner_loop" if options.inner_loop else "suite_under_load"
+        print(write_table(name, "benchmarks/suite_under_load.py", header, rows, note))
+    return max(row[3] for row in rows)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -223,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         return fleet_main(args)
     args.recording = args.recording[0]
     try:
+        refuse_unwritable_outputs(args)  # before minutes of work, not after
         description = load_description(args.urdf, args.recording)
         model = RobotModel.from_urdf(description, gravity=args.gravity)
         corrected = with_corrections(model, args.corrections, args.identify, args.urdf_dynamics)
@@ -250,7 +252,6 @@ def main(argv: list[str] | None = None) -> int:
             window = choice.window
             print(choice.describe())
         total = recording_size(args.recording, args.topic)
-        args.out.mkdir(parents=True, exist_ok=True)
         progress = Progress(total)
         start = time.perf_counter()
         chunks = open_recording(args.recording, args.topic, args.chunk)
@@ -304,24 +305,36 @@ def main(argv: list[str] | None = None) -> int:
         f"of recording, analysed in {elapsed:.1f} s"
     )
     print(summary_table(analysis))
-    outputs = (
-        [args.out / "torques.png"] + ([] if args.no_csv else [csv_path]) + ([parquet_path] if args.parquet else [])
-    )
     if identification is not None:
         print(identification_table(identification))
-        corrections_path = args.out / "corrections.yaml"
         try:
-            save_corrections(identification.corrections(), corrections_path)
-            outputs.append(corrections_path)
+            save_corrections(identification.corrections(), args.out / "corrections.yaml")
             write_friction_plot(identification, args.out / "friction.png")
-            outputs.append(args.out / "friction.png")
             if args.inertia:
-                outputs.append(write_corrected_urdf(identification, description, args.out / "corrected.urdf"))
+                write_corrected_urdf(identification, description, args.out / "corrected.urdf")
         except (CorrectionsError, OSError) as error:
             print(f"rnea_analyze: {error}", file=sys.stderr)
             return 2
-    print("wrote " + ", ".join(str(p) for p in outputs))
+    print("wrote " + ", ".join(str(p) for p in planned_outputs(args)))
     return 0
+
+
+def planned_outputs(args: argparse.Namespace) -> list[Path]:
+    """Every file a single recording's analysis writes into ``--out``."""
+    names = ["torques.png"] + ([] if args.no_csv else ["samples.csv"]) + (["samples.parquet"] if args.parquet else [])
+    if args.identify:
+        names += ["corrections.yaml", "friction.png"] + (["corrected.urdf"] if args.inertia else [])
+    return [args.out / name for name in names]
+
+
+def refuse_unwritable_outputs(args: argparse.Namespace) -> None:
+    """OSError naming the first output that cannot be written (``--out`` made if missing)."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not os.access(args.out, os.W_OK | os.X_OK):
+        raise OSError(f"cannot write into '{args.out}': permission denied")
+    for path in planned_outputs(args):
+        if path.is_dir():
+            raise OSError(f"cannot write '{path}': a directory of that name is in the way")
 
 
 def write_corrected_urdf(identification: Identification, description: str, path: Path) -> Path:

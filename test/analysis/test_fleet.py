@@ -69,7 +69,7 @@ def test_a_corrupt_recording_is_named_and_the_rest_of_the_fleet_analysed(fleet, 
     corrupt = tmp_path / "corrupt.mcap"
     corrupt.write_bytes(b"\x89MCAP0\r\n" + bytes(range(256)) * 40)
     missing = str(tmp_path / "gone.mcap")
-    code = main([*fleet[:3], str(corrupt), missing, "--out", str(tmp_path / "out"), "--workers", "2"])
+    code = main([*fleet[:3], str(corrupt), missing, "--out", str(tmp_path / "out"), "--workers", "1"])
     captured = capsys.readouterr()
     assert code == 1
     assert f"{corrupt} left out" in captured.err and f"{missing} left out" in captured.err
@@ -87,7 +87,7 @@ def test_a_scheduler_that_never_answers_is_an_error_within_its_timeout(fleet, tm
         silent.listen(8)
         start = time.monotonic()
         address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
-        code = main([*fleet[:2], "--scheduler", address, "--scheduler-timeout", "2", "--out", str(tmp_path)])
+        code = main([*fleet[:2], "--scheduler", address, "--scheduler-timeout", "0.5", "--out", str(tmp_path)])
         elapsed = time.monotonic() - start
     assert code == 2 and "no Dask scheduler answers" in capsys.readouterr().err
-    assert elapsed < 30.0  # a bound on a hang: the timeout is 2 s
+    assert elapsed < 30.0  # a bound on a hang: the timeout is 0.5 s

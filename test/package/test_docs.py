@@ -15,11 +15,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_site_builds_with_warnings_as_errors(tmp_path):
+@pytest.fixture(scope="module")
+def strict_build(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """The site built once with warnings as errors (one build: 0.8 s of the inner loop each), and where."""
     if importlib.util.find_spec("mkdocs") is None:  # run as `python -m mkdocs`: no command on PATH needed
         pytest.fail("mkdocs is not installed: scripts/setup installs it (requirements-dev.txt)")
+    site = tmp_path_factory.mktemp("docs") / "site"
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -27,9 +30,14 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
         check=False,
     )
+    return done, site
+
+
+def test_the_site_builds_with_warnings_as_errors(strict_build):
+    done, site = strict_build
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert (tmp_path / "site" / "reference" / "parameters" / "index.html").is_file()
-    benchmarks = (tmp_path / "site" / "benchmarks" / "index.html").read_text()
+    assert (site / "reference" / "parameters" / "index.html").is_file()
+    benchmarks = (site / "benchmarks" / "index.html").read_text()
     assert "Measured by <code>benchmarks/core.py</code>" in benchmarks  # the included figure file
 
 
@@ -48,23 +56,11 @@ def test_every_figure_file_says_which_script_measured_it_when_and_where():
         assert re.match(r"Measured by `[\w/.]+\.py` on \d{4}-\d\d-\d\d \d\d:\d\d UTC; machine: .+ cores", first), first
 
 
-def built_site(tmp_path: Path) -> Path:
-    site = tmp_path / "site"
-    subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        check=True,
-    )
-    return site
-
-
-def test_every_link_of_the_built_site_lands_and_every_table_renders(tmp_path):
+def test_every_link_of_the_built_site_lands_and_every_table_renders(strict_build):
     """What --strict does not catch: the site root and the logo's link (a home page), links to
     anchors that no heading has, and tables left as raw text (an unescaped | in a cell)."""
-    site = built_site(tmp_path)
+    done, site = strict_build
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (site / "index.html").is_file(), "no home page: the site root and every page's logo link 404"
     broken, raw_tables = [], []
     for page in site.rglob("*.html"):
