@@ -31,6 +31,7 @@ from rnea_ros.dynamics.corrections import Corrections, Payload, save_corrections
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.payload import Inertial
 from rnea_ros.motion.multisine import fast_multisine
+from rnea_ros.plumbing.signals import join_signal_thread
 
 NAMESPACE = "rnea_demo"
 START = [0.0, 1.0, 0.0, -1.5, 0.0, 1.5, 0.0, 0.02]
@@ -205,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         code = 130
     finally:
+        join_signal_thread()  # before its executors go
         rclpy.try_shutdown()
     sys.exit(code)
 

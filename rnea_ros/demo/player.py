@@ -38,6 +38,7 @@ from rnea_ros.demo.closed_loop import SEND_PERIOD, trajectory_chunk
 from rnea_ros.description import read_description
 from rnea_ros.dynamics.urdf import ModelError, parse_urdf
 from rnea_ros.motion.multisine import MultiSine, multisine, within_limits
+from rnea_ros.plumbing.signals import join_signal_thread
 
 LEAD = 0.5  # s of joint_states stamps between the start and trajectory time 0 (the node hears the first points)
 POINT_PERIOD = 1e-3  # s between the points sent
@@ -250,6 +251,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         code = 130
     finally:
+        join_signal_thread()  # before rclpy's global executor goes
         player.destroy_node()
         rclpy.try_shutdown()
     sys.exit(code)

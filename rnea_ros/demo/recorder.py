@@ -24,6 +24,7 @@ from pathlib import Path
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from rnea_ros.plumbing.signals import join_signal_thread
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 
 MAX_MESSAGES = 2_000_000  # ~30 min of 1 kHz joint_states
@@ -124,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
             rclpy.spin_once(node, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    join_signal_thread()  # before rclpy's global executor goes
     written = recorder.close()
     print(f"recorded {written} messages, {recorder.dropped} dropped", flush=True)
     node.destroy_node()

@@ -44,6 +44,7 @@ from rnea_ros.node.trajectory_feedforward import LateAnswers, answer_threads
 from rnea_ros.plumbing import ros_parameters
 from rnea_ros.plumbing.executor import PooledExecutor
 from rnea_ros.plumbing.scheduling import use_fifo_scheduling
+from rnea_ros.plumbing.signals import join_signal_thread
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.plumbing.threads import quiet_after_shutdown
 
@@ -406,14 +407,17 @@ def main(args=None) -> None:
         with contextlib.suppress(RCLError):  # rclpy's signal handler may be shutting it down meanwhile
             rclpy.try_shutdown()
         exit_interrupted()
+    # a FollowJointTrajectory goal's relay waits on a thread (action_relay): goals that overlap
+    # (one preempting another) hold one each; the JTC's answers need another
+    executor = PooledExecutor(num_threads=EXECUTOR_THREADS)
     try:
         if node.fatal_error is None:
-            # a FollowJointTrajectory goal's relay waits on a thread (action_relay): goals that overlap
-            # (one preempting another) hold one each; the JTC's answers need another
-            rclpy.spin(node, executor=PooledExecutor(num_threads=EXECUTOR_THREADS))
+            rclpy.spin(node, executor=executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        join_signal_thread()  # before the executor's SIGINT guard condition is freed
+        executor.shutdown(timeout_sec=1.0)
         node.core.collector_pauses.stop()
         fatal = node.fatal_error
         node.destroy_node()

@@ -40,6 +40,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.plumbing.executor import PooledExecutor
 from rnea_ros.plumbing.ros_parameters import declare
+from rnea_ros.plumbing.signals import join_signal_thread
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.plumbing.threads import quiet_after_shutdown
 from rnea_ros.simulation.commands import EffortCommands
@@ -268,6 +269,7 @@ def main(args=None) -> None:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        join_signal_thread()  # before the executor's SIGINT guard condition is freed
         fatal = node.fatal_error
         executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
