@@ -252,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             window = choice.window
             print(choice.describe())
         total = recording_size(args.recording, args.topic)
+        args.out.mkdir(parents=True, exist_ok=True)
         progress = Progress(total)
         start = time.perf_counter()
         chunks = open_recording(args.recording, args.topic, args.chunk)
@@ -328,10 +329,13 @@ def planned_outputs(args: argparse.Namespace) -> list[Path]:
 
 
 def refuse_unwritable_outputs(args: argparse.Namespace) -> None:
-    """OSError naming the first output that cannot be written (``--out`` made if missing)."""
-    args.out.mkdir(parents=True, exist_ok=True)
-    if not os.access(args.out, os.W_OK | os.X_OK):
-        raise OSError(f"cannot write into '{args.out}': permission denied")
+    """OSError naming the first output that cannot be written; nothing is made yet (a run refused
+    later leaves no empty ``--out``)."""
+    existing = next(folder for folder in (args.out, *args.out.parents) if folder.exists() or folder == Path("/"))
+    if not existing.is_dir():
+        raise OSError(f"cannot write into '{args.out}': '{existing}' is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OSError(f"cannot write into '{args.out}': '{existing}' is not writable")
     for path in planned_outputs(args):
         if path.is_dir():
             raise OSError(f"cannot write '{path}': a directory of that name is in the way")

@@ -219,6 +219,7 @@ def test_hostile_recordings_and_outputs_are_messages_not_tracebacks(tmp_path, ex
         ([str(wide), "--out", str(tmp_path / "out_wide")], "columns"),
         ([str(huge), "--out", str(tmp_path / "out_huge")], "position"),
         ([str(recording), "--identify", "--no-csv", "--out", str(blocked)], "cannot write"),
+        ([str(recording), "--out", str(tmp_path / "arm.urdf" / "out")], "is a file"),
     ):
         assert main([*args, "--urdf", str(tmp_path / "arm.urdf")]) == 2, args
         captured = capsys.readouterr()
