@@ -12,7 +12,8 @@ differentiation window the first identification chose (``--window``). Compared w
 published friction model (``matlab/dyn_model_panda/get_FrictionTorque.m``):
 τ_f = A/(1+exp(−α(q̇+s))) − A/(1+exp(−α·s)) per joint, on the URDF's rigid bodies.
 
-    python benchmarks/real_recording.py    # writes docs/figures/real_recording.md
+    python benchmarks/real_recording.py [--paper-model <checkout of FrankaEmikaPandaDynModel>]
+                                           # writes docs/figures/real_recording.md
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import numpy as np
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.demo.figures import write_table
 from rnea_ros.dynamics.corrections import Corrections, load_corrections, save_corrections
+from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.testing.panda_paper_model import PaperModel
 from rnea_ros.testing.panda_recording import JOINTS, RECORDING, Recording, panda_urdf, read_recording, rnea_analyze
 
 TRAIN_FRACTION = 0.7
@@ -60,6 +63,8 @@ class Variant:
     rows: dict[str, np.ndarray | str]  # model → held-out RMS per joint, or why there is none
     corrections: Corrections  # the joint terms identified on the training part
     window: float  # s, chosen by the first identification
+    figaroh_terms: dict[str, float]  # FIGAROH's value of each joint term its fit determines alone
+    gravity: dict[str, np.ndarray]  # URDF → RMS of its g(q) − the paper's per joint, held-out samples
 
     @property
     def label(self) -> str:
@@ -73,8 +78,10 @@ def held_out_rms(run) -> np.ndarray | str:
     return np.array([rms[name] for name in JOINTS])
 
 
-def evaluate(folder: Path, csv: Path, recording: Recording, hand: bool, split: float) -> Variant:
-    """Every model of the table on one URDF variant."""
+def evaluate(
+    folder: Path, csv: Path, recording: Recording, hand: bool, split: float, paper: PaperModel | None
+) -> Variant:
+    """Every model of the table on one URDF variant (with ``paper``, the paper's model too)."""
     name = "hand" if hand else "arm"
     urdf = folder / f"panda_{name}.urdf"
     urdf.write_text(panda_urdf(hand))
@@ -95,10 +102,22 @@ def evaluate(folder: Path, csv: Path, recording: Recording, hand: bool, split: f
     rows["URDF alone"] = held_out_rms(rnea_analyze(csv, "--urdf", urdf, *held, "--out", out / "urdf"))
     rows["URDF + joint terms (--identify)"] = with_corrections(joint_terms)
     rows["URDF + joint terms + inertia (--identify --inertia)"] = with_inertia(csv, urdf, out, split, window)
-    rows["FIGAROH's method (base parameters, same split and q̈)"] = figaroh(recording, urdf.read_text(), split, window)
+    figaroh_rms, nonnegative_rms, standalone = figaroh(recording, urdf.read_text(), split, window)
+    rows["FIGAROH's method (base parameters, same split and q̈)"] = figaroh_rms
+    rows["FIGAROH's method, its armatures and friction held ≥ 0"] = nonnegative_rms
     rows["URDF + our friction only (viscous, Coulomb)"] = with_corrections(out / "friction.yaml")
     rows["URDF + the paper's friction"] = paper_friction_rms(out / "urdf" / "samples.csv", recording)
-    return Variant(hand, rows, corrections, window)
+    gravity: dict[str, np.ndarray] = {}
+    if paper is not None:
+        held_out = slice(int(np.searchsorted(recording.t - recording.t[0], split)), None)
+        rows["the paper's identified model (its M, c, g and friction; fitted on its own data)"] = paper_model_rms(
+            paper, recording, window, held_out
+        )
+        fitted = out / "inertia" / "corrected.urdf"
+        for label, path in (("URDF", urdf), ("corrected URDF (--identify --inertia)", fitted)):
+            if path.is_file():
+                gravity[label] = gravity_difference(paper, path.read_text(), recording.q[held_out])
+    return Variant(hand, rows, corrections, window, standalone, gravity)
 
 
 def with_inertia(csv: Path, urdf: Path, out: Path, split: float, window: float) -> np.ndarray | str:
@@ -116,17 +135,41 @@ def with_inertia(csv: Path, urdf: Path, out: Path, split: float, window: float) 
     )  # fmt: skip
 
 
-def figaroh(recording: Recording, urdf: str, split: float, window: float) -> np.ndarray:
+def figaroh(recording: Recording, urdf: str, split: float, window: float):
     """FIGAROH's base parameters fitted on the training part, predicting the held-out part, from the
-    recorded q̇ and q̈ of rnea_analyze's differentiation (local cubic over ``window``)."""
-    from rnea_ros.testing.figaroh_reference import figaroh_held_out
+    recorded q̇ and q̈ of rnea_analyze's differentiation (local cubic over ``window``): (its held-out
+    RMS per joint, the same refitted with its standalone armatures and friction ≥ 0, the values its
+    own fit gives those standalone joint terms)."""
+    from rnea_ros.testing.figaroh_reference import figaroh_held_out, figaroh_nonnegative_held_out
 
     _, qdd = local_polynomial_derivatives(recording.t, recording.q, window, 3)
     elapsed = recording.t - recording.t[0]
     train, held = elapsed <= split, elapsed >= split
     states = (recording.q, recording.qd, qdd, recording.tau)
-    rms, _ = figaroh_held_out(urdf, JOINTS, {}, [x[train] for x in states], [x[held] for x in states], len(JOINTS))
-    return rms
+    training, held_out = [x[train] for x in states], [x[held] for x in states]
+    rms, _ = figaroh_held_out(urdf, JOINTS, {}, training, held_out, len(JOINTS))
+    nonnegative, standalone = figaroh_nonnegative_held_out(urdf, JOINTS, {}, training, held_out, len(JOINTS))
+    return rms, nonnegative, standalone
+
+
+def paper_model_rms(paper: PaperModel, recording: Recording, window: float, held_out: slice) -> np.ndarray:
+    """Held-out residual of the paper's whole model (M q̈ + c + g + τ_f) at the recorded q, q̇ and the
+    q̈ of rnea_analyze's differentiation over ``window``."""
+    _, qdd = local_polynomial_derivatives(recording.t, recording.q, window, 3)
+    q, qd = recording.q[held_out], recording.qd[held_out]
+    predicted = paper.torques(q, qd, qdd[held_out])
+    return np.sqrt(np.mean((recording.tau[held_out] - predicted) ** 2, axis=0))
+
+
+def gravity_difference(paper: PaperModel, urdf: str, q: np.ndarray) -> np.ndarray:
+    """RMS over the configurations ``q`` (N, 7) of g(q) by our model of ``urdf`` (its other joints,
+    the fingers, at 0) minus the paper's g(q), per joint."""
+    model = RobotModel.from_urdf(urdf)
+    columns = [model.joint_names.index(name) for name in JOINTS]
+    full = np.zeros((len(q), model.nq))
+    full[:, columns] = q
+    ours = np.array([model.gravity_torques(np.ascontiguousarray(x))[columns] for x in full])
+    return np.sqrt(np.mean((ours - paper.g(q)) ** 2, axis=0))
 
 
 def paper_friction_rms(samples_csv: Path, recording: Recording) -> np.ndarray:
@@ -163,26 +206,76 @@ def friction_rows(variants: list[Variant]) -> list[list[object]]:
     return rows
 
 
+FIGAROH_TERMS = {"ia": "armature [kg·m²]", "fv": "viscous [N·m·s/rad]", "fs": "Coulomb [N·m]", "off": "offset [N·m]"}
+
+
+def figaroh_term_rows(variants: list[Variant]) -> list[list[object]]:
+    rows = []
+    for variant in variants:
+        for block, label in FIGAROH_TERMS.items():
+            values = [variant.figaroh_terms.get(f"{block}{j + 1}") for j in range(len(JOINTS))]
+            rows.append([variant.label, label, *("combined" if v is None else f"{v:+.4f}" for v in values)])
+    return rows
+
+
+def read_paper_model(checkout: Path, recording: Recording) -> PaperModel:
+    """The paper's model from its repository's MATLAB files, its translation checked on the recording."""
+    paper = PaperModel.read(checkout)
+    problems = paper.check(recording.q[::2000], recording.qd[::2000])
+    if problems:
+        sys.exit(f"the paper's model as translated from {checkout} is wrong: {'; '.join(problems)}")
+    return paper
+
+
+def gravity_rows(variants: list[Variant]) -> list[list[object]]:
+    rows = []
+    for variant in variants:
+        for label, rms in variant.gravity.items():
+            overall = np.sqrt(np.mean(rms**2))
+            rows.append([variant.label, label, f"{overall:.3f}", *(f"{x:.3f}" for x in rms)])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recording", type=Path, default=RECORDING, help="folder of the Panda's text files")
+    parser.add_argument(
+        "--paper-model",
+        type=Path,
+        help="a checkout of github.com/marcocognetti/FrankaEmikaPandaDynModel: adds the paper's identified "
+        "model and its gravity against ours (its MATLAB files are read, not copied)",
+    )
     args = parser.parse_args()
     if not args.recording.is_dir():
         sys.exit(f"no recording at {args.recording}: ../shared/real_recordings/ must be beside the checkout")
     recording = read_recording(args.recording)
     duration = recording.t[-1] - recording.t[0]
     split = round(TRAIN_FRACTION * duration, 3)
+    paper = read_paper_model(args.paper_model, recording) if args.paper_model else None
     with tempfile.TemporaryDirectory(prefix="rnea_real_recording_") as temporary:
         folder = Path(temporary)
         csv = recording.write_csv(folder / "panda.csv")
-        variants = [evaluate(folder, csv, recording, hand, split) for hand in (True, False)]
+        variants = [evaluate(folder, csv, recording, hand, split, paper) for hand in (True, False)]
+    command = COMMAND + (" --paper-model <checkout>" if paper else "")
+    more = []
+    if paper:
+        more.append(
+            (
+                "Gravity g(q) of our model of each URDF against the paper's identified g(q) (get_GravityVector.m, "
+                "g0 = 9.80665; ours 9.81), RMS over the held-out samples' configurations [N·m]. The paper's "
+                "M, c and g pass the checks of rnea_ros/testing/panda_paper_model.py on the recording (M "
+                "symmetric positive definite, c from M's Christoffel symbols, g a gradient).",
+                ["URDF", "model", "RMS over joints [N·m]", *(f"joint {j + 1}" for j in range(len(JOINTS)))],
+                gravity_rows(variants),
+            )
+        )
     windows = ", ".join(f"{v.label} {v.window * 1e3:.0f} ms" for v in variants)
     path = write_table(
         "real_recording",
         "benchmarks/real_recording.py",
         ["URDF", "model", "held-out RMS over joints [N·m]", *(f"joint {j + 1}" for j in range(len(JOINTS)))],
         main_rows(variants),
-        f"Command: `{COMMAND}`. The Panda recording of Gaz et al. 2019 ({len(recording.t):,} samples, "
+        f"Command: `{command}`. The Panda recording of Gaz et al. 2019 ({len(recording.t):,} samples, "
         f"{duration:.1f} s): trained on 0–{split:.2f} s, held out {split:.2f}–{duration:.2f} s; "
         f"differentiation window chosen by the first identification ({windows}). Held-out residual RMS "
         "(measured − model) per joint [N·m], as rnea_analyze prints it (FIGAROH's and the paper's "
@@ -193,7 +286,17 @@ def main() -> None:
                 "no armature, no offset) / the paper's sigmoid (get_FrictionTorque.m).",
                 ["joint", "URDF", *(f"q̇ = {v:+g} rad/s" for v in FRICTION_GRID)],
                 friction_rows(variants),
-            )
+            ),
+            (
+                "FIGAROH's own fit (the row above the bounded one), its joint terms: the value of each that "
+                "the fit determines alone (its regressor column more than 5 % outside the span of every other "
+                'column); "combined": determined only together with link parameters. A negative armature, '
+                "viscous or Coulomb term is not a physical model: no file rnea_node, rnea_sim or MuJoCo accepts "
+                "can hold it.",
+                ["URDF", "term", *(f"joint {j + 1}" for j in range(len(JOINTS)))],
+                figaroh_term_rows(variants),
+            ),
+            *more,
         ],
     )
     print(path.read_text())

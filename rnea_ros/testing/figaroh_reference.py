@@ -2,7 +2,11 @@
 and benchmark dependency, never a runtime one): Pinocchio's joint-torque regressor with viscous,
 Coulomb (sign), armature and offset columns per joint (``build_regressor_basic``), the columns
 that do not act removed, the base parameters by FIGAROH's double QR, and ordinary least squares
-on them. Its held-out prediction uses the same base columns and values."""
+on them. Its held-out prediction uses the same base columns and values.
+
+``standalone_joint_terms`` reads which of its joint terms the fit determines alone (and so says whether
+they are physical: no negative armature, viscous or Coulomb friction), ``refit_nonnegative`` fits the same
+base parameters again with those held at zero or above."""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ class FigarohFit:
     base: list[int]  # base columns, among ``kept``
     phi: np.ndarray  # their values (base parameters)
     seconds: float  # wall time of the regressor and the fit
+    W: np.ndarray | None = None  # the training regressor's base columns (rows joint by joint)
+    tau: np.ndarray | None = None  # the training torques, in the same order
 
     def predict(self, model_and_data, q, qd, qdd) -> np.ndarray:
         W = _regressor(model_and_data, q, qd, qdd, self.joints)
@@ -27,6 +33,16 @@ class FigarohFit:
 class _Robot:
     def __init__(self, model, data) -> None:
         self.model, self.data = model, data
+
+
+def _builder_options() -> dict:
+    return {
+        "has_friction": True,
+        "has_actuator_inertia": True,
+        "has_joint_offset": True,
+        "is_joint_torques": True,
+        "additional_columns": 4,
+    }
 
 
 def _config(joints: int) -> dict:
@@ -77,19 +93,85 @@ def figaroh_fit(model_and_data, q, qd, qdd, tau: np.ndarray, joints: int) -> Fig
     names = [f"p{k}" for k in kept]
     decomposer = QRDecomposer()
     _, _, _, phi = decomposer.double_decomposition(tau.T.reshape(-1), W[:, kept], names)
-    return FigarohFit(joints, kept, list(decomposer.base_indices), np.asarray(phi), time.perf_counter() - started)
+    base = list(decomposer.base_indices)
+    seconds = time.perf_counter() - started
+    return FigarohFit(joints, kept, base, np.asarray(phi), seconds, W[:, kept][:, base], tau.T.reshape(-1))
+
+
+JOINT_TERM_BLOCKS = ("fv", "fs", "ia", "off")  # FIGAROH's names: viscous, Coulomb, armature, offset
+NEVER_NEGATIVE = ("fv", "fs", "ia")  # in a physical model
+STANDALONE = 0.05  # a column with less than this fraction of its norm outside the others' span is combined
+
+
+def standalone_joint_terms(model_and_data, fit: FigarohFit, q, qd, qdd, every: int = 10) -> dict[str, int]:
+    """{"ia4": k, …}: the joint terms whose base parameter is that term alone (its column has more
+    than STANDALONE of its norm outside the span of every other column, on every ``every``-th
+    sample), each with its base parameter's index (``fit.phi[k]`` is that physical parameter's value)."""
+    from figaroh.tools.regressor import RegressorBuilder, RegressorConfig
+
+    model = model_and_data[0]
+    builder = RegressorBuilder(_Robot(*model_and_data), RegressorConfig(**_builder_options()))
+    name_of = {
+        builder._extra_col(block, model.nv, j): f"{block}{j + 1}"
+        for j in range(fit.joints)
+        for block in JOINT_TERM_BLOCKS
+    }
+    W = _regressor(model_and_data, q[::every], qd[::every], qdd[::every], fit.joints)[:, fit.kept]
+    out = {}
+    for k, column in enumerate(fit.base):
+        name = name_of.get(int(fit.kept[column]))
+        if name is None:
+            continue
+        others = np.delete(W, column, axis=1)
+        projected = others @ np.linalg.lstsq(others, W[:, column], rcond=None)[0]
+        if np.linalg.norm(W[:, column] - projected) > STANDALONE * np.linalg.norm(W[:, column]):
+            out[name] = k
+    return out
+
+
+def refit_nonnegative(fit: FigarohFit, standalone: dict[str, int]) -> FigarohFit:
+    """The same base parameters fitted again by least squares with every standalone armature,
+    viscous and Coulomb term at zero or above (scipy's bounded least squares)."""
+    from scipy.optimize import lsq_linear
+
+    lower = np.full(len(fit.base), -np.inf)
+    for name, k in standalone.items():
+        if name.rstrip("0123456789") in NEVER_NEGATIVE:
+            lower[k] = 0.0
+    result = lsq_linear(fit.W, fit.tau, bounds=(lower, np.inf))
+    return FigarohFit(fit.joints, fit.kept, fit.base, result.x, fit.seconds, fit.W, fit.tau)
 
 
 def figaroh_held_out(urdf: str, names: list[str], followers: dict[str, str], recording, held_out, joints: int):
     """(per joint held-out residual RMS, the fit): FIGAROH fitted on ``recording`` and predicting
     ``held_out``, both (q, q̇, q̈, τ) in our coordinates, its model built from ``urdf``."""
+    model_and_data, training, held = _states(urdf, names, followers, recording, held_out)
+    fit = figaroh_fit(model_and_data, *training, recording[3][:, :joints], joints)
+    return _held_out_rms(model_and_data, fit, held, held_out[3][:, :joints]), fit
+
+
+def figaroh_nonnegative_held_out(
+    urdf: str, names: list[str], followers: dict[str, str], recording, held_out, joints: int
+):
+    """As ``figaroh_held_out``, refitted with its standalone armature and friction terms at zero or
+    above (``refit_nonnegative``): (per joint held-out residual RMS of the refit, {term: the value
+    FIGAROH's own fit gives it} of every standalone joint term)."""
+    model_and_data, training, held = _states(urdf, names, followers, recording, held_out)
+    fit = figaroh_fit(model_and_data, *training, recording[3][:, :joints], joints)
+    standalone = standalone_joint_terms(model_and_data, fit, *training)
+    refit = refit_nonnegative(fit, standalone)
+    values = {name: float(fit.phi[k]) for name, k in standalone.items()}
+    return _held_out_rms(model_and_data, refit, held, held_out[3][:, :joints]), values
+
+
+def _states(urdf: str, names: list[str], followers: dict[str, str], recording, held_out):
+    """(Pinocchio's (model, data), the training and the held-out (q, q̇, q̈) in its coordinates)."""
     import pinocchio
 
     model = pinocchio.buildModelFromXML(urdf)
-    model_and_data = (model, model.createData())
-    fit = figaroh_fit(
-        model_and_data, *pinocchio_states(model, names, followers, *recording[:3]), recording[3][:, :joints], joints
-    )
-    q, qd, qdd, tau = held_out
-    predicted = fit.predict(model_and_data, *pinocchio_states(model, names, followers, q, qd, qdd))
-    return np.sqrt(np.mean((tau[:, :joints] - predicted) ** 2, axis=0)), fit
+    states = (pinocchio_states(model, names, followers, *x[:3]) for x in (recording, held_out))
+    return (model, model.createData()), *states
+
+
+def _held_out_rms(model_and_data, fit: FigarohFit, held, tau: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.mean((tau - fit.predict(model_and_data, *held)) ** 2, axis=0))
