@@ -65,6 +65,7 @@ class Variant:
     window: float  # s, chosen by the first identification
     figaroh_terms: dict[str, float]  # FIGAROH's value of each joint term its fit determines alone
     gravity: dict[str, np.ndarray]  # URDF → RMS of its g(q) − the paper's per joint, held-out samples
+    joint_terms_armature: np.ndarray  # FIGAROH's joint terms alone: the armature per joint
 
     @property
     def label(self) -> str:
@@ -101,6 +102,8 @@ def evaluate(
     rows: dict[str, np.ndarray | str] = {}
     rows["URDF alone"] = held_out_rms(rnea_analyze(csv, "--urdf", urdf, *held, "--out", out / "urdf"))
     rows["URDF + joint terms (--identify)"] = with_corrections(joint_terms)
+    alone, alone_armature = figaroh_joint_terms(recording, urdf.read_text(), split, window)
+    rows["FIGAROH's joint terms alone (URDF's inertias kept; least squares, any sign)"] = alone
     rows["URDF + joint terms + inertia (--identify --inertia)"] = with_inertia(csv, urdf, out, split, window)
     figaroh_rms, nonnegative_rms, standalone = figaroh(recording, urdf.read_text(), split, window)
     rows["FIGAROH's method (base parameters, same split and q̈)"] = figaroh_rms
@@ -117,7 +120,7 @@ def evaluate(
         for label, path in (("URDF", urdf), ("corrected URDF (--identify --inertia)", fitted)):
             if path.is_file():
                 gravity[label] = gravity_difference(paper, path.read_text(), recording.q[held_out])
-    return Variant(hand, rows, corrections, window, standalone, gravity)
+    return Variant(hand, rows, corrections, window, standalone, gravity, alone_armature)
 
 
 def with_inertia(csv: Path, urdf: Path, out: Path, split: float, window: float) -> np.ndarray | str:
@@ -142,14 +145,29 @@ def figaroh(recording: Recording, urdf: str, split: float, window: float):
     own fit gives those standalone joint terms)."""
     from rnea_ros.testing.figaroh_reference import figaroh_held_out, figaroh_nonnegative_held_out
 
+    training, held_out = split_states(recording, split, window)
+    rms, _ = figaroh_held_out(urdf, JOINTS, {}, training, held_out, len(JOINTS))
+    nonnegative, standalone = figaroh_nonnegative_held_out(urdf, JOINTS, {}, training, held_out, len(JOINTS))
+    return rms, nonnegative, standalone
+
+
+def figaroh_joint_terms(recording: Recording, urdf: str, split: float, window: float):
+    """FIGAROH's viscous, Coulomb (sign), armature and offset columns fitted on the URDF's rigid
+    bodies' residual, the same split and q̈ as ``figaroh``: (held-out RMS per joint, the armatures)."""
+    from rnea_ros.testing.figaroh_reference import joint_terms_held_out
+
+    training, held_out = split_states(recording, split, window)
+    rms, coefficients = joint_terms_held_out(urdf, JOINTS, {}, training, held_out, len(JOINTS))
+    return rms, coefficients[:, 2]
+
+
+def split_states(recording: Recording, split: float, window: float):
+    """(training, held-out) (q, q̇, q̈, τ), q̈ by rnea_analyze's differentiation over ``window``."""
     _, qdd = local_polynomial_derivatives(recording.t, recording.q, window, 3)
     elapsed = recording.t - recording.t[0]
     train, held = elapsed <= split, elapsed >= split
     states = (recording.q, recording.qd, qdd, recording.tau)
-    training, held_out = [x[train] for x in states], [x[held] for x in states]
-    rms, _ = figaroh_held_out(urdf, JOINTS, {}, training, held_out, len(JOINTS))
-    nonnegative, standalone = figaroh_nonnegative_held_out(urdf, JOINTS, {}, training, held_out, len(JOINTS))
-    return rms, nonnegative, standalone
+    return [x[train] for x in states], [x[held] for x in states]
 
 
 def paper_model_rms(paper: PaperModel, recording: Recording, window: float, held_out: slice) -> np.ndarray:
@@ -215,6 +233,8 @@ def figaroh_term_rows(variants: list[Variant]) -> list[list[object]]:
         for block, label in FIGAROH_TERMS.items():
             values = [variant.figaroh_terms.get(f"{block}{j + 1}") for j in range(len(JOINTS))]
             rows.append([variant.label, label, *("combined" if v is None else f"{v:+.4f}" for v in values)])
+        label = "armature [kg·m²] of its joint terms alone (URDF's inertias kept)"
+        rows.append([variant.label, label, *(f"{v:+.4f}" for v in variant.joint_terms_armature)])
     return rows
 
 
@@ -292,7 +312,8 @@ def main() -> None:
                 "the fit determines alone (its regressor column more than 5 % outside the span of every other "
                 'column); "combined": determined only together with link parameters. A negative armature, '
                 "viscous or Coulomb term is not a physical model: no file rnea_node, rnea_sim or MuJoCo accepts "
-                "can hold it.",
+                "can hold it. Last row per URDF: the armatures of FIGAROH's joint terms fitted alone on the URDF's "
+                "rigid bodies.",
                 ["URDF", "term", *(f"joint {j + 1}" for j in range(len(JOINTS)))],
                 figaroh_term_rows(variants),
             ),

@@ -164,6 +164,29 @@ def figaroh_nonnegative_held_out(
     return _held_out_rms(model_and_data, refit, held, held_out[3][:, :joints]), values
 
 
+def joint_terms_held_out(urdf: str, names: list[str], followers: dict[str, str], recording, held_out, joints: int):
+    """FIGAROH's joint terms alone, the URDF's rigid bodies kept (Pinocchio's RNEA of the URDF): per
+    joint, least squares of τ − RNEA on its columns [q̇, sign(q̇), q̈, 1] (viscous, Coulomb, armature,
+    offset, any sign). (Per joint held-out residual RMS, the (joints, 4) coefficients)."""
+    import pinocchio
+
+    model_and_data, training, held = _states(urdf, names, followers, recording, held_out)
+
+    def residual_and_columns(states, ours):
+        rigid = np.array([pinocchio.rnea(*model_and_data, *x)[:joints] for x in zip(*states, strict=True)])
+        residual = ours[3][:, :joints] - rigid
+        columns = [
+            np.column_stack([ours[1][:, j], np.sign(ours[1][:, j]), ours[2][:, j], np.ones(len(residual))])
+            for j in range(joints)
+        ]
+        return residual, columns
+
+    (r_fit, X_fit), (r_held, X_held) = residual_and_columns(training, recording), residual_and_columns(held, held_out)
+    coefficients = np.array([np.linalg.lstsq(X_fit[j], r_fit[:, j], rcond=None)[0] for j in range(joints)])
+    predicted = np.column_stack([X_held[j] @ coefficients[j] for j in range(joints)])
+    return np.sqrt(np.mean((r_held - predicted) ** 2, axis=0)), coefficients
+
+
 def _states(urdf: str, names: list[str], followers: dict[str, str], recording, held_out):
     """(Pinocchio's (model, data), the training and the held-out (q, q̇, q̈) in its coordinates)."""
     import pinocchio

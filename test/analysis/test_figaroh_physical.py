@@ -60,3 +60,15 @@ def test_the_bounded_refit_predicts_held_out_data_worse_where_the_truth_is_not_p
     bounded, values = figaroh_nonnegative_held_out(ARM_URDF, names, FOLLOWERS, training, held_out, 7)
     assert values["ia4"] == pytest.approx(-0.05, abs=1e-6)
     assert free[3] < 1e-9 < bounded[3]
+
+
+def test_joint_terms_alone_on_the_urdfs_rigid_bodies_recover_every_term_whatever_its_sign() -> None:
+    from rnea_ros.testing.figaroh_reference import joint_terms_held_out
+
+    names, training = recording(200, 6)
+    _, held_out = recording(100, 7)
+    rms, coefficients = joint_terms_held_out(ARM_URDF, names, FOLLOWERS, training, held_out, 7)
+    np.testing.assert_allclose(coefficients[:, 0], VISCOUS, atol=1e-6)
+    np.testing.assert_allclose(coefficients[:, 2], ARMATURE, atol=1e-6)
+    np.testing.assert_allclose(coefficients[:, [1, 3]], 0.0, atol=1e-6)  # no Coulomb, no offset made
+    assert np.all(rms < 1e-6)
