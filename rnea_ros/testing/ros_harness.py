@@ -209,10 +209,28 @@ class Client:
         return future.result().result
 
     def latest_diagnostic_values(self, timeout: float = 3.0) -> dict[str, str]:
+        """The values of the next diagnostics message taken (it may have been made before the last
+        answer: to wait for what an input changed, use ``diagnostic_says``)."""
         count = len(self.diagnostics)
         assert self.spin_until(lambda: len(self.diagnostics) > count, timeout), "no diagnostics"
-        status = self.diagnostics[-1].status[0]
-        return {kv.key: kv.value for kv in status.values} | {"message": status.message, "level": status.level}
+        return _diagnostic_values(self.diagnostics[-1])
+
+    def diagnostic_says(self, text: str, timeout: float = 5.0) -> bool:
+        """Whether a diagnostics message taken from now on, within ``timeout``, has ``text`` in its
+        message or among its keys. A message made before an input was handled can still be queued here
+        after its answer (two topics, no order between them): the next one taken need not say it."""
+
+        def says(message) -> bool:
+            values = _diagnostic_values(message)
+            return text in values["message"] or text in values
+
+        count = len(self.diagnostics)
+        return self.spin_until(lambda: any(says(m) for m in self.diagnostics[count:]), timeout)
+
+
+def _diagnostic_values(message) -> dict:
+    status = message.status[0]
+    return {kv.key: kv.value for kv in status.values} | {"message": status.message, "level": status.level}
 
 
 @contextmanager
