@@ -244,8 +244,8 @@ def consistent_estimate(
         while damping < 1e12:
             step = np.linalg.solve(H + damping * np.diag(np.diag(H)) + ridge, -g)
             trial_thetas = [t + step[10 * l : 10 * l + 10] for l, t in enumerate(thetas)]
-            trial = scaled(trial_thetas, beta + step[P:])
-            with np.errstate(over="ignore", invalid="ignore"):
+            with np.errstate(over="ignore", invalid="ignore"):  # a step too far gives inf: refused below
+                trial = scaled(trial_thetas, beta + step[P:])
                 change = cost_change(y, trial) if np.all(np.isfinite(trial)) else math.inf
             if change < 0.0:
                 improved = True
