@@ -5,11 +5,15 @@
 
 Per joint, critically damped at the bandwidth ω [rad/s] on the joint's own inertia M_ii(q) at
 the pose (the mass matrix's diagonal, the URDF's rotor inertia not included): kp = ω² M_ii,
-kd = 2 ω M_ii. Printed as an rnea_node parameters file (``command_joints``, ``kp``, ``kd``);
-with ``--with-description`` the robot_description too, so that one file serves rnea_node and
-rnea_sim (each node reads only its own parameters). Start low (10–20 rad/s) on a real robot: the
-feed-forward carries the motion, the feedback only corrects it, and a controller's period and
-delays bound how high the bandwidth can go (about a tenth of the loop rate).
+kd = 2 ω M_ii. Printed as an rnea_node parameters file (``command_joints``, ``kp``, ``kd``) with
+``joints``, the same list for the effort controller (a JointGroupEffortController's ``joints``, and
+rnea_sim's): the values of rnea_node's ``effort_commands`` are in that order. With
+``--with-description`` the robot_description too, so that one file serves rnea_node and rnea_sim
+(each node reads only its own parameters). A joint whose gravity torque at the pose exceeds its
+URDF effort limit is warned about on stderr: the node's commands for it are clipped there. Start
+low (10–20 rad/s) on a real robot: the feed-forward carries the motion, the feedback only corrects
+it, and a controller's period and delays bound how high the bandwidth can go (about a tenth of the
+loop rate).
 """
 
 from __future__ import annotations
@@ -58,14 +62,29 @@ def critically_damped_gains(
 def parameters_file(
     names: list[str], kp: np.ndarray, kd: np.ndarray, bandwidth: float, description: str | None = None
 ) -> str:
-    parameters: dict = {"command_joints": names, "kp": _rounded(kp), "kd": _rounded(kd)}
+    # joints: what the effort controller's YAML needs, in the order of the node's effort_commands
+    parameters: dict = {"command_joints": names, "joints": list(names), "kp": _rounded(kp), "kd": _rounded(kd)}
     if description is not None:
         parameters = {"robot_description": description, **parameters}
     header = (
         f"# rnea_gains: critically damped at {bandwidth:g} rad/s on each joint's own inertia at the pose;\n"
-        "# for rnea_node (and, with robot_description, rnea_sim): --ros-args --params-file THIS_FILE\n"
+        "# for rnea_node (and, with robot_description, rnea_sim): --ros-args --params-file THIS_FILE;\n"
+        "# joints: the effort controller's joints (JointGroupEffortController, rnea_sim) in the node's order\n"
     )
     return header + yaml.safe_dump({"/**": {"ros__parameters": parameters}}, sort_keys=False, width=1000)
+
+
+def gravity_over_limits(model: RobotModel, q: np.ndarray) -> list[str]:
+    """One line per joint whose gravity torque |g(q)| exceeds its URDF effort limit: a robot the
+    node cannot hold there (its commands are clipped), or a limit that leaves out a spring."""
+    gravity = model.gravity_torques(q)
+    return [
+        f"joint '{name}' needs {abs(g):.1f} N·m against gravity at the pose, over its URDF effort limit "
+        f"{limit:g} N·m: rnea_node's commands for it will be clipped there (a spring or counterweight the URDF "
+        "lacks? raise the limit only if the actuator can)"
+        for name, g, limit in zip(model.joint_names, gravity, model.effort_limits, strict=True)
+        if abs(g) > limit
+    ]
 
 
 def _rounded(values: np.ndarray) -> list[float]:
@@ -90,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         if q.shape != (model.nq,):
             raise ValueError(f"--pose has {q.size} values; the model has {model.nq}: {list(model.joint_names)}")
         names, kp, kd = critically_damped_gains(model, q, args.bandwidth, args.joints)
+        for warning in gravity_over_limits(model, q):
+            print(f"rnea_gains: warning: {warning}", file=sys.stderr)
     except (DescriptionError, ModelError, ValueError) as error:
         print(f"rnea_gains: {error}", file=sys.stderr)
         return 2

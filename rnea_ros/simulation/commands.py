@@ -24,10 +24,34 @@ class EffortCommands:
         self.accepted = 0
         self.refused = 0
         self.zero_effort_steps = 0  # steps with a stale command (zero effort)
+        self.refused_joint_order = 0  # commands whose joints (layout label) are not ``joints`` in order
+        self.joint_order_problem = ""  # what the last such command's label said, for /diagnostics
+        self._label_checked: tuple[str, list[str] | None] = ("", None)  # (label, its other joints or None)
 
-    def on_message(self, data, robot) -> None:
-        """One command for ``robot`` (ignored while there is none), refused when of the wrong length
-        or not finite (one log line per reason, each at most once a second)."""
+    def other_joints(self, label: str, robot) -> list[str] | None:
+        """The joints a command's label names when they are not the robot's ``command_joints`` in
+        order; None when they are, or when the label is not one name per joint. Checked once per label."""
+        checked, other = self._label_checked
+        if label == checked:
+            return other
+        names = [name.strip() for name in label.split(",")]
+        joints = list(robot.command_joints)
+        other = names if len(names) == len(joints) and names != joints else None
+        if other is not None:
+            same_set = "the same joints in another order" if sorted(names) == sorted(joints) else "other joints"
+            self.joint_order_problem = (
+                f"its values are for joints {names} (its layout label), {same_set} than this simulator's joints "
+                f"{joints}: applied, they would drive the wrong joints. Give rnea_sim joints: {names} "
+                "(rnea_gains writes the list), or the sender this order"
+            )
+        self._label_checked = (label, other)
+        return other
+
+    def on_message(self, data, robot, label: str = "") -> None:
+        """One command for ``robot`` (ignored while there is none), refused when of the wrong length,
+        labelled with other joints or another order, or not finite (one log line per reason, each at
+        most once a second). ``label``: the layout's first dimension's label; rnea_node writes its
+        joints there, comma-separated (a label that is not one name per value is no list of joints)."""
         values = np.asarray(data, dtype=float)
         if robot is None:
             return
@@ -38,6 +62,11 @@ class EffortCommands:
             self.logger.error(
                 f"command refused: {len(values)} values for {len(joints)} joints {joints}", throttle_duration_sec=1.0
             )
+            return
+        if label and self.other_joints(label, robot) is not None:
+            self.refused += 1
+            self.refused_joint_order += 1
+            self.logger.error(f"command refused: {self.joint_order_problem}", throttle_duration_sec=1.0)
             return
         if not np.all(np.isfinite(values)):
             self.refused += 1

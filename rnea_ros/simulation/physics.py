@@ -122,14 +122,46 @@ def effort_limit(text: str | None) -> float:
     return effort if math.isfinite(effort) and effort > 0.0 else math.inf
 
 
+def tree_order(root: etree._Element) -> list[etree._Element]:
+    """The URDF's joints in the node's model order (``rnea_ros/dynamics/tree.py``): depth first from
+    the root link, each link's children in file order, a floating root joint first. A URDF may list
+    its joints in any order (SO-101's tip first, Baxter's arms before the torso's children); joints
+    no walk from a single root reaches keep their file order, after the others."""
+    joints = list(root.iterchildren("joint"))
+
+    def link(joint: etree._Element, role: str) -> str | None:
+        element = joint.find(role)
+        return element.get("link") if element is not None else None
+
+    children: dict[str | None, list[etree._Element]] = {}
+    for joint in joints:
+        children.setdefault(link(joint, "parent"), []).append(joint)
+    child_links = {link(joint, "child") for joint in joints}
+    roots = [element.get("name") for element in root.iterchildren("link") if element.get("name") not in child_links]
+    ordered: list[etree._Element] = []
+    if len(roots) == 1:
+        first = sorted(children.get(roots[0], []), key=lambda j: j.get("type") != "floating")
+        stack, seen = list(reversed(first)), set()
+        while stack:  # iterative: a long chain must not hit the recursion limit
+            joint = stack.pop()
+            if id(joint) in seen:  # a cycle: the node refuses such a URDF
+                continue
+            seen.add(id(joint))
+            ordered.append(joint)
+            stack.extend(reversed(children.get(link(joint, "child"), [])))
+    reached = {id(joint) for joint in ordered}
+    return ordered + [joint for joint in joints if id(joint) not in reached]
+
+
 def urdf_joints(urdf: str) -> list[UrdfJoint]:
-    """The movable joints of a URDF in file order, with their effort limit and mimic master. As the
-    node's model reads them: a mimic of a joint the robot lacks leaves its joint independent (see
-    ``broken_mimics``); a multiplier or offset that is not a finite number is refused (ValueError)."""
+    """The movable joints of a URDF in the node's model order (``tree_order``), with their effort
+    limit and mimic master. As the node's model reads them: a mimic of a joint the robot lacks leaves
+    its joint independent (see ``broken_mimics``); a multiplier or offset that is not a finite number
+    is refused (ValueError)."""
     root = _parse(urdf)
     broken = broken_mimics(root)
     joints = []
-    for joint in _movable(root):
+    for joint in (j for j in tree_order(root) if j.get("type") not in ("fixed", "floating", "planar")):
         limit, mimic, name = joint.find("limit"), joint.find("mimic"), joint.get("name")
         text = limit.get("effort") if limit is not None else None
         effort = effort_limit(text)
@@ -342,7 +374,9 @@ class SimRobot:
         time_before = self.data.time
         mujoco.mj_step(self.model, self.data)
         if any(self.data.warning[int(w)].number for w in DIVERGED):
-            # MuJoCo has reset the robot to its initial state: the run cannot go on from there
+            # MuJoCo has reset the robot to its initial state (its clock too): the run cannot go on
+            # from there, and its summary says the time it reached
+            self.data.time = time_before
             raise SimulationDivergedError(
                 f"the simulation diverged at t = {time_before:.3f} s (a non-finite or huge state)"
             )

@@ -3,11 +3,12 @@
 Publishes ``joint_states`` (every joint: position, velocity, effort = the effort applied) and,
 with a payload and a sensor, its force/torque sensor as ``geometry_msgs/WrenchStamped``; takes
 efforts as ``effort_controllers/JointGroupEffortController`` does: ``std_msgs/Float64MultiArray``
-on ``commands_topic``, values in the order of ``joints``. A command holds until the next; one of
-the wrong length or not finite is refused; none for ``command_timeout`` (simulated time; 0: never,
-the last command holds as in a JointGroupEffortController, which has no timeout) gives
-zero effort and a warning. Until the first commands (``release_after_commands``) the robot is
-held, as by its brakes.
+on ``commands_topic``, values in the order of ``joints`` (by default the node's model order). A
+command holds until the next; one of the wrong length, not finite, or whose layout label names other
+joints or another order than ``joints`` (rnea_node labels its commands with its joints) is refused;
+none for ``command_timeout`` (simulated time; 0: never, the last command holds as in a
+JointGroupEffortController, which has no timeout) gives zero effort and a warning. Until the first
+commands (``release_after_commands``) the robot is held, as by its brakes.
 
 Two clocks: ``realtime`` paces the physics to the wall clock (a driver's control loop); without
 it (lockstep, for tests and figures) each step also waits, at most ``lockstep_timeout`` of wall
@@ -83,9 +84,7 @@ class SimNode(Node):
         self._stop = threading.Event()
         self.outputs = StatePublishers(self, p)
         self.commands = EffortCommands(logger, p.command_timeout, p.release_after_commands)
-        self.subscription = DedicatedSubscription(
-            self, Float64MultiArray, p.commands_topic, lambda msg: self.commands.on_message(msg.data, self.robot), 10
-        )
+        self.subscription = DedicatedSubscription(self, Float64MultiArray, p.commands_topic, self._on_command, 10)
         self.lockstep = Lockstep(
             self.commands,
             p.lockstep_timeout,
@@ -167,6 +166,10 @@ class SimNode(Node):
         if self.jtc is not None and self.robot is not None:
             self.jtc.on_trajectory(data)
 
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        dim = msg.layout.dim
+        self.commands.on_message(msg.data, self.robot, dim[0].label if dim else "")
+
     def _on_answer(self, msg: JointState) -> None:
         self.lockstep.on_answer((msg.header.stamp.sec, msg.header.stamp.nanosec))
 
@@ -179,7 +182,7 @@ class SimNode(Node):
 
     def _publish_diagnostics(self) -> None:
         if self.robot is not None:
-            array = diagnostics(counts(self), self.get_fully_qualified_name())
+            array = diagnostics(counts(self), self.get_fully_qualified_name(), self.commands.joint_order_problem)
             array.header.stamp = self.get_clock().now().to_msg()
             self.diagnostics.publish(array)
 

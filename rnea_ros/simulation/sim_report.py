@@ -15,6 +15,7 @@ def counts(sim) -> dict[str, int | float]:
         "steps": sim.steps,
         "commands_taken": commands.accepted,
         "commands_refused": commands.refused,
+        "commands_refused_joint_order": commands.refused_joint_order,
         "zero_effort_steps": commands.zero_effort_steps,
         "lockstep_timeouts": lockstep.timeouts,
         "states_sent_again": lockstep.resent_states,
@@ -31,7 +32,8 @@ def summary(values: dict[str, int | float]) -> str:
     """The line rnea_sim logs when it ends."""
     text = (
         f"simulated {values['simulated_time']:.3f} s in {values['steps']} steps: {values['commands_taken']} commands "
-        f"taken, {values['commands_refused']} refused, {values['zero_effort_steps']} steps at zero effort (stale "
+        f"taken, {values['commands_refused']} refused ({values['commands_refused_joint_order']} for their joint "
+        f"order), {values['zero_effort_steps']} steps at zero effort (stale "
         f"command), {values['lockstep_timeouts']} lockstep waits timed out ({values['states_sent_again']} states "
         f"sent again), {values['efforts_clipped']} efforts clipped"
     )
@@ -46,9 +48,12 @@ def summary(values: dict[str, int | float]) -> str:
     return text
 
 
-def diagnostics(values: dict[str, int | float], hardware_id: str) -> DiagnosticArray:
-    """One status "rnea_sim": WARN while steps went at zero effort or the controller overran."""
+def diagnostics(values: dict[str, int | float], hardware_id: str, joint_order_problem: str = "") -> DiagnosticArray:
+    """One status "rnea_sim": WARN while steps went at zero effort, the controller overran, or
+    commands were refused for their joints (``joint_order_problem``: what the last one said)."""
     problems = []
+    if values["commands_refused_joint_order"]:
+        problems.append(f"{values['commands_refused_joint_order']} commands refused: {joint_order_problem}")
     if values["zero_effort_steps"]:
         problems.append(f"{values['zero_effort_steps']} steps at zero effort (no command for command_timeout)")
     if values.get("controller_overruns"):
