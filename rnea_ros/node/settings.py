@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import NamedTuple
@@ -28,6 +29,11 @@ _NAMES = frozenset(spec.name for spec in NODE_PARAMETERS)
 GAINS_PREFIX = "gains."
 GAIN_KINDS = ("p", "d")
 JointGains = tuple[tuple[str, str, float], ...]  # (joint, "p" or "d", value), sorted
+
+# ROS names (topics, services, actions), as rcl expands and rmw validates them: what may stand in one
+_NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_/~{}]*")
+_SUBSTITUTION = re.compile(r"\{([^{}]*)\}")
+_SUBSTITUTIONS = ("node", "ns", "namespace")  # rcl's; any other is an error when the name is expanded
 
 Shape = tuple[tuple[float, float] | None, tuple[float, float, float] | None]
 
@@ -47,6 +53,7 @@ class SettingsMethods:
         """The rules across values: a sole's contact has no radius; a normal gives a direction;
         gains given one way (kp/kd arrays or gains.<joint>.p/d), each a number ≥ 0."""
         self._check_joint_gains()
+        self._check_action_names()
         self.joint_name_map()
         shapes, radii = self.contact_shapes(), self.contact_radii()
         for link, (half, _), radius in zip(self.contact_links, shapes, radii, strict=True):
@@ -73,6 +80,19 @@ class SettingsMethods:
                 "gains given twice, as kp/kd and as gains.<joint>.p/d: give one of the two (kp: [] and kd: [] "
                 "clear the arrays)"
             )
+
+    def _check_action_names(self) -> None:
+        """follow_joint_trajectory_action empty (no action served) or a ROS name; controller_action a
+        ROS name, empty only while no action is served (then unused)."""
+        served = bool(self.follow_joint_trajectory_action)
+        for name in ("follow_joint_trajectory_action", "controller_action"):
+            value = getattr(self, name)
+            if not value and (name == "follow_joint_trajectory_action" or not served):
+                continue
+            problem = ros_name_problem(value)
+            if problem is not None:
+                used = "" if served else " (unused while follow_joint_trajectory_action is empty)"
+                raise ValueError(f"{name}: {value!r} is no valid action name{used}: {problem}")
 
     @property
     def feedback(self) -> bool:
@@ -167,6 +187,34 @@ def parse_joint_name_map(entries: Sequence[str]) -> dict[str, str]:
             raise ValueError(f"joint_names maps two driver names onto '{urdf}'")
         mapping[driver] = urdf
     return mapping
+
+
+def ros_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a topic, service or action (as given to a node: relative, absolute,
+    ``~`` private, with rcl's ``{node}``-style substitutions); None when it can. The rules of rcl's
+    name validation and expansion and rmw's check of the expanded name, but for its length (which
+    depends on the namespace)."""
+    if not name:
+        return "it is empty"
+    if not _NAME_CHARACTERS.fullmatch(name):
+        bad = sorted({c for c in name if not _NAME_CHARACTERS.fullmatch(c)})
+        listed = ", ".join(repr(c) for c in bad)
+        return f"it contains {listed}: only letters, digits, '_', '/', '~' at the start and {{substitutions}}"
+    if "~" in name[1:] or (name.startswith("~") and name[1:2] not in ("", "/")):
+        return "'~' may only stand alone or start it as '~/'"
+    for content in _SUBSTITUTION.findall(name):
+        if content not in _SUBSTITUTIONS:
+            return f"{{{content}}} is no substitution ({', '.join('{' + s + '}' for s in _SUBSTITUTIONS)})"
+    plain = _SUBSTITUTION.sub(lambda found: "x" if found[1] == "node" else "/x", name)  # {ns}: "/" + namespace
+    if "{" in plain or "}" in plain:
+        return "a '{' or '}' without its pair"
+    if name.endswith("/"):
+        return "it ends with '/'"
+    if "//" in plain:
+        return "it contains '//'" if "//" in name else "it contains '//' once {ns} is replaced ('/' + namespace)"
+    if any(token[:1].isdigit() for token in plain.split("/")):
+        return "a part starts with a digit"
+    return None
 
 
 def _unit(vector) -> tuple[float, float, float]:
