@@ -8,7 +8,9 @@ tolerances over the defaults; the physics thread checks them at every step (``Jt
 timer at ``action_monitor_rate`` sends the feedback (desired, actual, error) and the result, as the
 JTC's goal timer does. A cancel of the active goal ends it (CANCELED) and the robot holds where it
 is. A topic trajectory replaces the motion but, as in the JTC, not the goal: its tolerances are then
-checked against the topic's trajectory. Everything here runs on the executor's thread.
+checked against the topic's trajectory. The feedback and the controller state are stamped with the
+time of the control cycle they describe (the stamp of the joint_states that cycle read), not the time
+they are sent; controller_state's stamps strictly increase. Everything here runs on the executor's thread.
 """
 
 from __future__ import annotations
@@ -114,7 +116,8 @@ class JtcAction:
         if p.state_topic:
             self.state = node.create_publisher(JointTrajectoryControllerState, p.state_topic, 10)
             node.create_timer(1.0 / p.state_publish_rate, quiet_after_shutdown(node.context, self._publish_state))
-        self._state_sample = None
+        self._state_sample = None  # the cycle published last on controller_state
+        self._state_stamp = (-1, 0)  # and its stamp (sec, nanosec)
 
     # --- the action ----------------------------------------------------------------------------
     def _on_goal(self, goal) -> GoalResponse:
@@ -219,18 +222,24 @@ class JtcAction:
         if sample is None:
             return
         feedback = FollowJointTrajectory.Feedback(joint_names=self.stand_in.joints)
-        feedback.header.stamp = self._stamp()
+        feedback.header.stamp = self._stamp_of(sample)
         feedback.desired, feedback.actual, feedback.error = self._points(sample)
         active.handle.publish_feedback(feedback)
 
     # --- the controller state ------------------------------------------------------------------
     def _publish_state(self) -> None:
+        """The newest cycle, if it came after the one published last (a tick without a new cycle, or
+        a cycle at the same time, as a wall-clock controller may run on one physics state, sends nothing)."""
         sample = self.stand_in.controller.last
         if sample is None or sample is self._state_sample:
             return
         self._state_sample = sample
+        stamp = self._stamp_of(sample)
+        if (stamp.sec, stamp.nanosec) <= self._state_stamp:
+            return
+        self._state_stamp = (stamp.sec, stamp.nanosec)
         msg = JointTrajectoryControllerState(joint_names=self.stand_in.joints, speed_scaling_factor=1.0)
-        msg.header.stamp = self._stamp()
+        msg.header.stamp = stamp
         msg.reference, msg.feedback, msg.error = self._points(sample)
         msg.output.effort = sample.command.tolist()
         self.state.publish(msg)
@@ -244,6 +253,8 @@ class JtcAction:
             trajectory_point(sample.time, q_d - q, qd_d - qd),
         )
 
-    def _stamp(self) -> Time:
-        sec, nanosec = divmod(round(self.now() * 1e9), 1_000_000_000)
+    def _stamp_of(self, sample) -> Time:
+        """The time of the cycle ``sample`` describes, on the stamps' clock: the start's wall clock plus
+        the simulated time, rounded as joint_states' stamps are (state_publishers)."""
+        sec, nanosec = divmod(round((self.stand_in.start_wall + sample.now) * 1e9), 1_000_000_000)
         return Time(sec=int(sec), nanosec=int(nanosec))

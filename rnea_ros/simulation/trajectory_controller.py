@@ -30,7 +30,8 @@ from rnea_ros.motion.trajectory import JointSpline, Trajectory, linear_efforts
 
 
 class Sample(NamedTuple):
-    """One cycle: the trajectory's time, the state it asked for, the state measured, the command."""
+    """One cycle: the trajectory's time, the state it asked for, the state measured, the command, and
+    when it ran."""
 
     time: float  # time_from_start of the active trajectory [s]
     after_last_point: float  # time past its last point [s] (negative before it)
@@ -38,6 +39,7 @@ class Sample(NamedTuple):
     actual: tuple[np.ndarray, np.ndarray]  # q, q̇
     command: np.ndarray  # the efforts commanded (feed-forward included)
     tag: object  # what came with the active trajectory (its goal)
+    now: float  # the cycle's time on the caller's clock [s] (``command``'s ``now``; rnea_sim: simulated time)
 
 
 KEEP = object()  # a trajectory that keeps the active one's tag (the JTC's topic: the goal stays)
@@ -108,7 +110,8 @@ class TrajectoryController:
         self.integral = np.clip(self.integral + g.i * error * dt, -g.i_clamp, g.i_clamp)
         command = feedforward + g.p * error + self.integral + g.d * error_dot
         after = t - self._spline.times[-1]
-        self.last = Sample(t, after, (q_d[0], qd_d[0], qdd_d[0]), (np.array(q), np.array(qd)), command, self.tag)
+        desired, actual = (q_d[0], qd_d[0], qdd_d[0]), (np.array(q), np.array(qd))
+        self.last = Sample(t, after, desired, actual, command, self.tag, now)
         return command
 
     def _activate(self, trajectory: Trajectory, start: float | None, tag: object, now: float, q, qd) -> None:

@@ -82,6 +82,48 @@ def test_the_controller_state_has_reference_feedback_error_and_the_effort_comman
     assert msg.speed_scaling_factor == 1.0
 
 
+def nanoseconds(time) -> int:
+    """A builtin_interfaces Time or Duration in integer nanoseconds."""
+    return time.sec * 1_000_000_000 + time.nanosec
+
+
+def test_the_controller_state_is_stamped_with_the_cycle_it_describes(client):
+    """Each message's stamp is the time of the control cycle it describes, not the time it was sent:
+    stamps strictly increase; while one trajectory runs, they step exactly as the reference's
+    time_from_start does (1 µs); and a stamp is that of the joint_states the cycle read, whose
+    positions are the message's feedback. The feedback of the goal carries the cycles' stamps too."""
+    states: list[JointTrajectoryControllerState] = []
+    topic = f"/{NAMESPACE}/joint_trajectory_controller/controller_state"
+    subscription = client.node.create_subscription(JointTrajectoryControllerState, topic, states.append, 1000)
+    try:
+        sent, _ = move(client, 0.1, seconds=1.0, at_goal=0.1, goal_time=3.0)
+        assert sent.accepted
+        client.wait(sent, 10.0)
+    finally:
+        client.node.destroy_subscription(subscription)
+    assert len(states) >= 80, len(states)  # 100 Hz over the 1 s goal at least
+    stamps = np.array([nanoseconds(msg.header.stamp) for msg in states])
+    assert np.all(np.diff(stamps) > 0), np.diff(stamps).min()
+    reference = np.array([nanoseconds(msg.reference.time_from_start) for msg in states])
+    same_step = np.abs(np.diff(stamps) - np.diff(reference)) <= 1_000
+    restarts = np.diff(reference) < 0  # a new trajectory (this goal's, or the hold it followed) starts at 0
+    assert np.all(same_step | restarts), np.diff(stamps)[~(same_step | restarts)][:10]
+    assert np.count_nonzero(same_step) >= 80 and np.count_nonzero(restarts) <= 2
+
+    read = {nanoseconds(msg.header.stamp): msg for msg in client.states}  # joint_states, by stamp
+    found = [(msg, read[stamp]) for msg, stamp in zip(states, stamps, strict=True) if stamp in read]
+    assert len(found) >= 10, f"{len(found)} of {len(states)} stamps among {len(read)} joint_states"
+    for msg, joint_states in found:
+        positions = [joint_states.position[list(joint_states.name).index(name)] for name in JOINTS]
+        np.testing.assert_array_equal(msg.feedback.positions, positions)
+
+    feedback_stamps = np.array([nanoseconds(feedback.header.stamp) for feedback in sent.feedback])
+    feedback_reference = np.array([nanoseconds(feedback.desired.time_from_start) for feedback in sent.feedback])
+    assert len(feedback_stamps) >= 10 and np.all(np.diff(feedback_stamps) >= 0)
+    steps = np.diff(feedback_stamps) - np.diff(feedback_reference)
+    assert np.all(np.abs(steps[np.diff(feedback_reference) >= 0]) <= 1_000), steps
+
+
 def test_a_path_tolerance_violated_aborts_the_goal_and_the_arm_holds(client):
     sent, _ = move(client, 0.3, path=1e-4)  # PID alone lags more than 0.1 mrad
     assert sent.accepted
