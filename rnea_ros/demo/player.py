@@ -13,7 +13,8 @@ simulator (rnea_sim's ``/diagnostics``) gave zero effort meanwhile for want of c
 model: only joint names and positions; with the URDF (``--urdf``, or the ``robot_description``
 topic when something publishes it) each joint stays within its position limits less
 LIMIT_MARGIN (turned to the side with room, or its amplitude cut, with a warning). Exit code 1
-when no joint_states came. With
+when no joint_states came, or when they stop for JOINT_STATES_TIMEOUT during the run (the robot or
+rnea_sim gone: said, and no figures); 130 on SIGINT, 143 on SIGTERM, quietly. With
 ``--excitation`` it plays rnea_excite's designed trajectory instead, once the robot stands at its
 start.
 """
@@ -21,12 +22,15 @@ start.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
@@ -47,6 +51,15 @@ MAX_SAMPLES = 2_000_000  # joint_states kept for the final figures (over half an
 LIMIT_MARGIN = 0.05  # rad or m kept from each URDF position limit
 DESCRIPTION_WAIT = 2.0  # s to hear a robot_description on its topic (latched by robot_state_publisher)
 DIAGNOSTICS_WAIT = 1.5  # s to hear the simulator's /diagnostics of the run's end (it publishes once a second)
+JOINT_STATES_TIMEOUT = 5.0  # s of wall-clock time without joint_states after which the run stops (exit 1)
+
+
+class TerminatedError(Exception):
+    """SIGTERM: stop as on Ctrl-C, without a traceback."""
+
+
+def _terminate(_signum, _frame) -> None:
+    raise TerminatedError
 
 
 class Player(Node):
@@ -58,6 +71,7 @@ class Player(Node):
         self.stamps: list[float] = []
         self.positions: list[np.ndarray] = []
         self.newest = None  # builtin_interfaces/Time of the newest joint_states
+        self.arrived = time.monotonic()  # when the newest joint_states came (monotonic)
         self.feedforward: tuple[list[str], np.ndarray] | None = None
         self.description: str | None = None
         self.zero_effort_steps: int | None = None  # rnea_sim's count, on /diagnostics
@@ -81,6 +95,7 @@ class Player(Node):
         if len(msg.position) <= max(self.rows) or len(self.stamps) >= MAX_SAMPLES:
             return
         self.newest = msg.header.stamp
+        self.arrived = time.monotonic()
         self.stamps.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
         self.positions.append(np.array([msg.position[k] for k in self.rows]))
 
@@ -196,6 +211,13 @@ def play(
     while player.stamps[-1] < t0 + seconds and time.monotonic() < wall_limit:
         rclpy.spin_once(player, timeout_sec=SEND_PERIOD / 4)
         now = time.monotonic()
+        if now - player.arrived > JOINT_STATES_TIMEOUT:
+            log.error(
+                f"joint_states stopped {now - player.arrived:.1f} s ago on "
+                f"'{player.resolve_topic_name('joint_states')}' (the robot or rnea_sim gone?): "
+                "run cut short, no figures"
+            )
+            return 1
         if now - sent >= SEND_PERIOD:
             sent = now
             player.desired.publish(trajectory_chunk(player.joints, trajectory, player.newest, t0, POINT_PERIOD))
@@ -209,7 +231,11 @@ def play(
     player.desired.publish(JointTrajectory(joint_names=player.joints, points=[hold]))
     if player.feedforward is None:
         log.warning("no feedforward_efforts heard: is rnea_node running in this namespace?")
-    print(rms_table(player.joints, np.array(player.stamps), np.array(player.positions), trajectory, t0), flush=True)
+    stamps = np.array(player.stamps)
+    if not np.any(stamps >= t0):
+        log.error("no joint_states during the trajectory: no figures")
+        return 1
+    print(rms_table(player.joints, stamps, np.array(player.positions), trajectory, t0), flush=True)
     zeroed = zero_effort_during(player, zero_effort_before)
     if zeroed > 0:
         print(zero_effort_hint(zeroed), flush=True)
@@ -244,15 +270,24 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(str(error))
     if not (0.0 < args.seconds <= 3600.0 and 0.0 <= args.amplitude <= 3.0):
         parser.error("--seconds must be in (0, 3600] and --amplitude in [0, 3]")
-    rclpy.init(args=argv[len(own) :] and ["rnea_play", *argv[len(own) :]])
-    player = Player(args.joints)
+    signal.signal(signal.SIGTERM, _terminate)  # rclpy's handler, installed by init, calls it after its own
+    player = None
     try:
+        rclpy.init(args=argv[len(own) :] and ["rnea_play", *argv[len(own) :]])
+        player = Player(args.joints)
         code = play(player, args.amplitude, args.frequencies, args.seconds, args.wait, designed, description)
     except KeyboardInterrupt:
         code = 130
+    except (TerminatedError, ExternalShutdownException):
+        code = 143
+    except RCLError:  # the context shut down by a signal under a call in C
+        if rclpy.ok():
+            raise
+        code = 143
     finally:
         join_signal_thread()  # before rclpy's global executor goes
-        player.destroy_node()
+        if player is not None:
+            player.destroy_node()
         rclpy.try_shutdown()
     sys.exit(code)
 

@@ -1,8 +1,10 @@
 """What rnea_node says when a newcomer's usual mistake leaves it without a model or without
-joint_states: the remedy in one line (plain Python, no rclpy)."""
+joint_states: the remedy in one line (plain Python, no rclpy): a params file keyed for another
+node, a file path given as robot_description, a namespace other than the driver's."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 
@@ -12,13 +14,76 @@ PARAMS_FILE_REMEDY = (
 )
 
 
-def no_description(topic: str, publishers: int, params_file_given: bool) -> str:
-    """Why there is no model yet, and the two ways to give one (the topic or a parameter)."""
+def no_description(topic: str, publishers: int, params_file_given: bool, keys_note: str | None = None) -> str:
+    """Why there is no model yet, and the two ways to give one (the topic or a parameter).
+    ``keys_note``: what the params files hold for other nodes (``description_keys``)."""
     who = f"{publishers} publisher(s), none has sent a valid one" if publishers else "nothing publishes it"
     text = f"no robot model yet: no valid robot_description on '{topic}' ({who})"
-    if params_file_given:
+    if keys_note:
+        text += f"; {keys_note}"
+    elif params_file_given:
         text += "; the params file given sets no robot_description for this node (made without --with-description?)"
     return f"{text}; the other way is the robot_description parameter: {PARAMS_FILE_REMEDY}"
+
+
+def params_files(argv: Sequence[str]) -> list[str]:
+    """The files given as ``--params-file FILE`` on a command line."""
+    return [argv[k + 1] for k, word in enumerate(argv[:-1]) if word == "--params-file"]
+
+
+def description_keys(files: Sequence[str], node_name: str) -> str | None:
+    """When the params ``files`` set robot_description under keys that are not this node's
+    (``node_name``: fully qualified, e.g. /rnea_node), the keys found and the ones that would be;
+    None when they hold no robot_description at all, or a file cannot be read."""
+    import yaml  # a params file is YAML; only read when there is no model
+
+    found: dict[str, bool] = {}  # key -> sets robot_description
+    try:
+        for path in files:
+            with open(path, encoding="utf-8") as file:
+                content = yaml.safe_load(file)
+            for key, value in (content or {}).items() if isinstance(content, dict) else ():
+                parameters = value.get("ros__parameters") if isinstance(value, dict) else None
+                found[str(key)] = isinstance(parameters, dict) and "robot_description" in parameters
+    except (OSError, yaml.YAMLError):
+        return None
+    elsewhere = [key for key, has in found.items() if has]
+    if not elsewhere:
+        return None
+    short = node_name.rsplit("/", 1)[-1]
+    return (
+        f"the params file sets robot_description under {elsewhere}, which is not this node's name: its keys are "
+        f"{list(found)}, this node is '{node_name}'; key it '/**' (every node), '{node_name}' or '{short}', "
+        "or run the node in the namespace the key names (-r __ns:=...)"
+    )
+
+
+def file_path_given(description: str) -> str | None:
+    """When robot_description is a file's path rather than its text: what to give instead; None otherwise."""
+    text = description.strip()
+    if not text or text.startswith("<") or "\n" in text or len(text) > 4096:
+        return None
+    looks_like_a_file = text.endswith((".urdf", ".xacro", ".xml")) or "/" in text
+    if not looks_like_a_file:
+        return None
+    exists = "an existing file" if os.path.isfile(os.path.expanduser(text)) else "a file name"
+    return (
+        f"robot_description is {exists} ('{text[:200]}'), not a URDF's text: the parameter takes the XML itself. "
+        f'Give {PARAMS_FILE_REMEDY}, or -p robot_description:="$(cat {text[:200]})" for a small URDF'
+    )
+
+
+def namespace_hint(topic: str, elsewhere: Sequence[tuple[str, Sequence[str]]]) -> str | None:
+    """No publisher on this node's joint_states ``topic``, while ``elsewhere`` (topic, publishing
+    nodes) carry sensor_msgs/JointState: the node is likely in another namespace than the driver."""
+    if not elsewhere:
+        return None
+    seen = ", ".join(f"'{name}' (from {list(nodes)[:3]})" for name, nodes in elsewhere[:5])
+    first = elsewhere[0][0]
+    return (
+        f"nothing publishes '{topic}', while joint states are published on {seen}: a namespace (-r __ns:=...) "
+        f"or remapping that differs from the driver's? Remap the input: -r joint_states:={first}"
+    )
 
 
 def command_line_error(error: str) -> str | None:

@@ -63,7 +63,8 @@ def future_stamp_detail(stamp: float, now: float) -> str:
     if now == 0.0:
         return (
             "header stamp is in the future: the node's clock reads 0, as with use_sim_time true and no /clock "
-            "published yet (publish /clock, e.g. rnea_sim with use_sim_time true, or set use_sim_time false)"
+            "published yet (publish /clock: rnea_sim with publish_clock true, or ros2 bag play --clock; or set "
+            "use_sim_time false)"
         )
     if now < WALL_CLOCK_YEAR_2001 <= stamp:
         return (

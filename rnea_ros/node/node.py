@@ -18,6 +18,7 @@ import sys
 import time
 import warnings
 
+import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -73,6 +74,7 @@ class RneaNode(LiveParameters, Node):
             self._fatal(f"invalid parameter: {error}")
         self.core = RneaCore(settings)
         self._warned_frames: set[str] = set()
+        self._clip_warned: set[str] = set()  # command joints whose first clip was warned on the console
         self.loader = ModelLoader(self._build, self._loaded, self._refused)
         self._started = time.monotonic()
         self.outputs = OutputPublishers(self)
@@ -140,6 +142,8 @@ class RneaNode(LiveParameters, Node):
             self._fatal(f"the robot_description parameter is refused: {str(error)[:500]}")
 
     def _build(self, description: str) -> LiveModel:
+        if said := advice.file_path_given(description):  # a path where the XML belongs: say so, not a parse error
+            raise ValueError(said)
         if notice := compile_notice():  # a cold numba cache: the first build compiles
             self.get_logger().info(notice)
         return build_live_model(description, self.core.settings)
@@ -151,6 +155,7 @@ class RneaNode(LiveParameters, Node):
         if ignored:
             self.get_logger().error(f"corrections refused, the model runs without them: {ignored}")
         self._warned_frames = set()
+        self._clip_warned = set()  # joints whose first clip the console has told (per model)
         base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
         self.get_logger().info(f"robot model loaded: {live.n} joints{base} {live.model.joint_names}")
         for warning in live.model.warnings[:20]:  # once per model; all of them in /diagnostics
@@ -218,6 +223,29 @@ class RneaNode(LiveParameters, Node):
         outputs = self.core.joint_states(*reading, self._clock_seconds)
         if outputs is not None:
             self.outputs.publish(outputs, msg.header)
+            if outputs.clipped:
+                self._warn_clipped(outputs)
+
+    def _warn_clipped(self, outputs) -> None:
+        """The first clip of each command joint, on the console (a WARN at most once a second, the
+        joints it could not name left for the next); /diagnostics counts every clip."""
+        live = outputs.live
+        at_limit = np.abs(outputs.commands) >= live.command_limits
+        new = [k for k in np.flatnonzero(at_limit) if live.command_names[k] not in self._clip_warned]
+        if not new:
+            return
+        said = ", ".join(
+            f"'{live.command_names[k]}' at {live.command_limits[k]:g} N·m "
+            f"(feed-forward {outputs.tau[live.command_order[k]]:.1f} N·m)"
+            for k in new
+        )
+        logged = self.get_logger().warning(
+            f"effort_commands clipped to the URDF's effort limit: {said}; a joint that cannot hold the robot "
+            "against gravity sags (rnea_gains warns of it at the pose); /diagnostics counts every clip",
+            throttle_duration_sec=1.0,
+        )
+        if logged:
+            self._clip_warned.update(live.command_names[k] for k in new)
 
     def _clock_seconds(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -288,11 +316,33 @@ class RneaNode(LiveParameters, Node):
         if core.live is None and time.monotonic() - self._started > STARTUP_GRACE:
             topic = self.resolve_topic_name("robot_description")
             publishers = len(self.get_publishers_info_by_topic(topic))
-            said = advice.no_description(topic, publishers, "--params-file" in sys.argv)
+            files = advice.params_files(sys.argv)
+            keys = advice.description_keys(files, self.get_fully_qualified_name()) if files else None
+            said = advice.no_description(topic, publishers, bool(files), keys)
             logger.warning(said, throttle_duration_sec=5.0)
-        problem = core.coverage_problem() or self._best_effort_problem()
+        problem = core.coverage_problem() or self._best_effort_problem() or self._namespace_problem()
         if problem:
             logger.warning(f"{problem}; topic '{self.joint_states.topic_name}'", throttle_duration_sec=5.0)
+
+    def _namespace_problem(self) -> str | None:
+        """A model, no joint_states yet and nothing publishing them here, while JointState topics
+        are published elsewhere (not by this node): the likely namespace mistake."""
+        if self.core.live is None or time.monotonic() - self._started < STARTUP_GRACE:
+            return None
+        topic = self.joint_states.topic_name
+        if self.core.inputs.count["joint_states"] or self.get_publishers_info_by_topic(topic):
+            return None
+        me = self.get_fully_qualified_name()
+        elsewhere = []
+        for name, types in self.get_topic_names_and_types():
+            if name == topic or "sensor_msgs/msg/JointState" not in types:
+                continue
+            nodes = [f"{p.node_namespace.rstrip('/')}/{p.node_name}" for p in self.get_publishers_info_by_topic(name)]
+            nodes = [node for node in nodes if node != me]
+            if nodes:
+                elsewhere.append((name, nodes))
+        elsewhere.sort(key=lambda item: not item[0].endswith("joint_states"))  # the likely driver first
+        return advice.namespace_hint(topic, elsewhere)
 
     def _best_effort_problem(self) -> str | None:
         publishers = self.get_publishers_info_by_topic(self.joint_states.topic_name)

@@ -268,7 +268,16 @@ class BoundModel:
 
 
 def _checked_renames(renamed: Mapping[str, str], joint_names: Sequence[str]) -> Mapping[str, str]:
-    """joint_names' map, once every name it maps onto is a joint of the model (ConfigurationError otherwise)."""
+    """joint_names' map, once every name it maps onto is a joint of the model (ConfigurationError otherwise;
+    a map written the wrong way round, URDF names on the left, is said to be reversed)."""
+    wrong = {driver: name for driver, name in renamed.items() if name not in joint_names}
+    if wrong and all(driver in joint_names for driver in wrong):
+        fixed = [f"{name}:={driver}" for driver, name in list(renamed.items())[:4]]
+        raise ConfigurationError(
+            f"joint_names is written the wrong way round: {[f'{d}:={n}' for d, n in list(wrong.items())[:4]]} "
+            "put the URDF's joint names on the left; each entry is 'driver_name:=urdf_name', "
+            f"so write {fixed}{' ...' if len(renamed) > 4 else ''}"
+        )
     for driver, name in renamed.items():
         if name not in joint_names:
             close = difflib.get_close_matches(name, joint_names, n=1, cutoff=0.6)
