@@ -26,6 +26,24 @@ def test_setup_py_declares_the_documented_commands():
     )
 
 
+def test_the_overview_lists_every_command():
+    """docs/overview.md names every console script where it lists them: in .venv/bin and in a workspace."""
+    text = (ROOT / "docs/overview.md").read_text()
+    venv = text[text.index("put the commands in `.venv/bin`") :].split("\n\n")[0]
+    workspace = text[text.index("the console scripts") :].split("\n\n")[0]
+    for listing in (venv, workspace):
+        missing = [name for name in declared_console_scripts() if f"`{name}`" not in listing]
+        assert not missing, f"docs/overview.md does not list {missing}: {listing}"
+
+
+def test_the_own_robot_block_checks_the_limits_with_the_urdf():
+    """rnea_play in docs/own-robot.md's tested block is given the URDF: the joints' limits are checked."""
+    text = (ROOT / "docs/own-robot.md").read_text()
+    block = text[text.index("<!-- tested: test/package/test_walkthrough.py") :].split("```")[1]
+    (play,) = [line for line in block.splitlines() if line.startswith("rnea_play")]
+    assert '--urdf "$ROBOT"' in play, play
+
+
 @pytest.mark.parametrize("name", sorted(declared_console_scripts()))
 def test_scripts_setup_made_the_command(name):
     command = VENV_BIN / name
