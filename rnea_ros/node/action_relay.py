@@ -5,39 +5,56 @@ A goal's trajectory gets every point's ``effort`` exactly as a ``joint_trajector
 its tolerances unchanged, as a goal to the JTC's action (``controller_action``). The JTC's answer
 comes back unchanged: its feedback, its result (error code and string), a cancel in either
 direction. A new goal preempts the active one the way the JTC does: the JTC aborts the old goal
-(INVALID_GOAL, "Current goal preempted by new incoming action.") and that result is relayed.
+(INVALID_GOAL, "Current goal preempted by new incoming action.") and that result is relayed; a goal
+still waiting to be forwarded when a newer one comes is aborted here with the same words.
 
-Refused here, with the JTC's error codes and a reason in ``error_string`` (a rejected goal carries
-no reason, so these are accepted and aborted at once): joints the model does not know
-(INVALID_JOINTS), values that are not finite, times that do not increase, fields of the wrong
-length (INVALID_GOAL); no model yet, the JTC's action absent, or no answer from it within
-``controller_action_timeout`` (INVALID_GOAL); the JTC's rejection (INVALID_GOAL, "rejected by …").
-Everything here runs on the executor's thread, beside the other inputs; joint_states have their own.
+Every goal ends, and its end is true (``docs/moveit.md`` has the table):
+- refused here, with the JTC's error codes and a reason in ``error_string`` (a rejected goal carries
+  no reason, so these are accepted and aborted at once): joints the model does not know
+  (INVALID_JOINTS), values that are not finite, times that do not increase, fields of the wrong
+  length, no model yet (INVALID_GOAL);
+- the JTC's action absent, not answering a goal, silent during a goal (neither feedback nor result)
+  or gone, each for ``controller_action_timeout``: INVALID_GOAL with the reason; the JTC's goal, if
+  any, is cancelled first. A JTC that accepts after the client was told: its goal is cancelled at once;
+- a cancel is forwarded; with ``cancel_hold`` the JTC is then sent a short goal that stops the arm
+  from its measured state and holds it with the efforts that hold it there (gravity, payload,
+  corrections; ``stop_goal``): the JTC's own cancel holds with effort 0 and an arm on soft gains sags.
+
+Nothing here blocks the node's executor: its callbacks only hand events to the relay's own thread,
+which does the work (efforts, sending, deadlines) and owns every goal's state. A goal stays ACCEPTED
+until the JTC accepts it, then EXECUTING; its end is stated by an execute callback scheduled once
+the end is known (``plumbing.actions.finish``).
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import count
 
 import numpy as np
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
+from std_msgs.msg import Header
 
-from rnea_ros.motion.trajectory import FIELDS
+from rnea_ros.motion.trajectory import FIELDS, Trajectory
 from rnea_ros.node import messages
 from rnea_ros.node.state import InvalidMessageError
 from rnea_ros.node.trajectory_feedforward import answer_threads
-from rnea_ros.plumbing.actions import RESULT_TIMEOUT, LockedActionClient
+from rnea_ros.plumbing.actions import RESULT_TIMEOUT, LockedActionClient, deep_queue, finish, mark_executing
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage
 
 INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
 INVALID_JOINTS = FollowJointTrajectory.Result.INVALID_JOINTS
-TICK = 0.02  # s between the relay's checks while it waits
+PREEMPTED = "Current goal preempted by new incoming action."  # the JTC's words
+TICK = 0.02  # s between the relay's looks at its deadlines
 FORWARD_TIME_WINDOW = 1000  # goals in the forwarding time's p50/p99
+REQUEST_DEPTH = 1000  # goal, cancel and result requests the action's services keep (rclpy's default: 10)
+HOLD_AFTER = 0.2  # s: its last, at rest where a constant deceleration stops the arm
 Result = FollowJointTrajectory.Result
 
 
@@ -55,9 +72,9 @@ def goal_problem(content: TrajectoryMessage, model_joints: list[str]) -> tuple[i
         return INVALID_GOAL, "the trajectory has no points"
     if np.any(times[1:] <= times[:-1]):
         return INVALID_GOAL, "time_from_start must increase strictly from point to point"
-    for field in FIELDS:
-        if not _all_finite(content.fields[field]):
-            return INVALID_GOAL, f"the trajectory's {field} are not all finite"
+    for name in FIELDS:
+        if not _all_finite(content.fields[name]):
+            return INVALID_GOAL, f"the trajectory's {name} are not all finite"
     return None
 
 
@@ -65,14 +82,6 @@ def _all_finite(values: np.ndarray | list[np.ndarray]) -> bool:
     if isinstance(values, np.ndarray):
         return bool(np.isfinite(values).all())
     return all(np.isfinite(point).all() for point in values)
-
-
-def wait_for(future, timeout: float) -> bool:
-    """Whether ``future`` is done within ``timeout`` [s]; this thread sleeps meanwhile (the executor's
-    other thread completes it), woken as soon as it is done."""
-    done = threading.Event()
-    future.add_done_callback(lambda _future: done.set())
-    return done.wait(timeout) or future.done()
 
 
 def _drop_points(*goals) -> None:
@@ -87,178 +96,316 @@ def aborted(code: int, reason: str) -> Result:
     return Result(error_code=code, error_string=reason)
 
 
+class Figures:
+    """What the relay did, for /diagnostics: goals forwarded and the recent ones' time from arrival to
+    sending, and what it did for a JTC that misbehaved."""
+
+    def __init__(self) -> None:
+        self.forward_times: list[float] = []  # s from a goal's arrival to its sending (newest last)
+        self.sent = 0  # goals sent to the JTC
+        self.counts = {"late acceptances cancelled": 0, "silent goals cancelled": 0, "holds sent": 0}
+
+    def forwarded(self, seconds: float) -> None:
+        self.sent += 1
+        self.forward_times.append(seconds)
+        del self.forward_times[:-FORWARD_TIME_WINDOW]
+
+    def values(self) -> dict[str, str]:
+        values = {key: str(value) for key, value in self.counts.items()}
+        if self.forward_times:
+            ms = np.array(self.forward_times) * 1e3
+            values["goals forwarded"] = str(self.sent)
+            for label, value in (("p50", np.percentile(ms, 50)), ("p99", np.percentile(ms, 99)), ("max", ms.max())):
+                values[f"goal forwarding {label} [ms]"] = f"{value:.2f}"
+        return values
+
+
 @dataclass
-class _Relayed:
-    """One goal of ours and, once the JTC accepted it, its goal there."""
+class _Goal:
+    """A client's goal and, once sent, its goal on the JTC. Changed on the relay's thread only, but
+    ``heard`` and ``actual`` (the feedback's, written by the executor)."""
 
     handle: object
-    downstream: object = None
+    arrived: float  # perf_counter
+    number: int  # arrival order
+    joint_names: list[str] = field(default_factory=list)
+    sent: float | None = None  # monotonic, when sent to the JTC
+    sent_number: int = 0  # order of sending (the JTC answers its goals in that order)
+    downstream: object = None  # the JTC's goal handle once it accepted
+    heard: float = 0.0  # monotonic: the JTC's last sign of life for this goal (acceptance, feedback)
+    actual: tuple[list[str], list[float]] | None = None  # the newest feedback's measured positions
+    forwarded_goal: object = None  # with its efforts, until it is sent
     cancel_requested: bool = False
+    ended: bool = False  # the client was told how it ended
 
 
 class ActionRelay:
     """The action server ``name`` on ``node``, forwarding to ``controller_action``; ``core`` computes the efforts."""
 
-    def __init__(self, node, core, name: str, controller_action: str, timeout: float) -> None:
-        self.node, self.core, self.timeout = node, core, timeout
+    def __init__(self, node, core, name: str, controller_action: str, timeout: float, cancel_hold: bool = True) -> None:
+        self.node, self.core, self.timeout, self.cancel_hold = node, core, timeout, cancel_hold
         self.controller_action = controller_action
+        self.where = f"the controller's action '{controller_action}'"
         self.logger = node.get_logger()
-        # a goal's execute callback blocks a thread of the node's executor until the JTC's result
-        # (a coroutine awaiting a future is resumed on every spin by rclpy's executor: a busy loop);
-        # the client's answers come on another thread meanwhile
         self.client = LockedActionClient(
             node, FollowJointTrajectory, controller_action, callback_group=ReentrantCallbackGroup()
         )
+        services = deep_queue(REQUEST_DEPTH)
         self.server = ActionServer(
             node,
             FollowJointTrajectory,
             name,
-            execute_callback=self._execute,
+            execute_callback=lambda handle: handle.abort() or Result(),  # never called: see finish()
             goal_callback=lambda _goal: GoalResponse.ACCEPT,
+            handle_accepted_callback=lambda handle: self._post(self._arrive, handle, time.perf_counter()),
             cancel_callback=self._on_cancel,
             callback_group=ReentrantCallbackGroup(),
+            goal_service_qos_profile=services,
+            result_service_qos_profile=services,
+            cancel_service_qos_profile=services,
             result_timeout=RESULT_TIMEOUT,
         )
-        self._relayed: dict[bytes, _Relayed] = {}
-        self.forward_times: list[float] = []  # s from a goal's arrival to its sending (newest last)
-        self.forwarded = 0  # goals sent to the JTC
+        self.goals: dict[bytes, _Goal] = {}  # the goals not yet ended
+        self._numbers, self._sends = count(1), count(1)
+        self.last_sent = 0  # sent_number of the newest goal sent to the JTC (holds included)
+        self.figures = Figures()
+        self._events: queue.SimpleQueue = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="action relay", daemon=True)
+        self._thread.start()
 
     def destroy(self) -> None:
+        self._stop.set()
+        self._events.put(None)
+        self._thread.join(timeout=2.0)
         self.server.destroy()
         self.client.destroy()
 
-    @staticmethod
-    def _within(future, timeout: float):
-        """``future``'s result, or None when it did not come within ``timeout`` [s] (this thread waits)."""
-        return future.result() if wait_for(future, timeout) else None
+    # --- the relay's thread ----------------------------------------------------------------------
+    def _post(self, function, *args) -> None:
+        """``function(*args)`` on the relay's thread (from any thread)."""
+        self._events.put((function, args))
 
-    # --- the goal's way --------------------------------------------------------------------------
-    def _execute(self, handle) -> Result:
-        arrived = time.perf_counter()
-        relayed = _Relayed(handle)
-        key = bytes(handle.goal_id.uuid)
-        self._relayed[key] = relayed
-        try:
-            forwarded = self._with_efforts(handle.request)
-            if isinstance(forwarded, Result):
-                return self._abort(handle, forwarded)
-            downstream = self._forward(forwarded, handle, arrived)
-            _drop_points(forwarded, handle.request)
-            if isinstance(downstream, Result):
-                return self._abort(handle, downstream)
-            relayed.downstream = downstream
-            if relayed.cancel_requested:
-                downstream.cancel_goal_async()
-            return self._result(relayed)
-        finally:
-            del self._relayed[key]
+    def _run(self) -> None:
+        next_tick = time.monotonic() + TICK
+        while not self._stop.is_set():
+            try:
+                event = self._events.get(timeout=max(0.0, next_tick - time.monotonic()))
+            except queue.Empty:
+                event = ()
+            if event is None:
+                return
+            try:
+                if event:
+                    function, args = event
+                    function(*args)
+                if time.monotonic() >= next_tick:
+                    next_tick = time.monotonic() + TICK
+                    self._check_deadlines()
+            except Exception as error:  # one goal's fault never stops the relay
+                self.logger.error(f"follow_joint_trajectory relay: {type(error).__name__}: {error}")
 
-    def _with_efforts(self, goal) -> FollowJointTrajectory.Goal | Result:
+    # --- a goal's way ----------------------------------------------------------------------------
+    def _arrive(self, handle, arrived: float) -> None:
+        goal = _Goal(handle, arrived, next(self._numbers))
+        for older in self.goals.values():  # waiting to be sent: a newer goal replaces it
+            if older.sent is None and not older.ended:
+                self._end(older, "abort", aborted(INVALID_GOAL, PREEMPTED))
+        self.goals[bytes(handle.goal_id.uuid)] = goal
+        self._post(self._prepare, goal)  # after the goals already queued: only the newest is computed
+
+    def _prepare(self, goal: _Goal) -> None:
+        if goal.ended:
+            return
+        forwarded = self._with_efforts(goal.handle.request)
+        if isinstance(forwarded, Result):
+            self._end(goal, "abort", forwarded)
+            return
+        goal.joint_names = list(forwarded.trajectory.joint_names)
+        goal.forwarded_goal = forwarded
+        self._send_when_ready(goal)
+
+    def _send_when_ready(self, goal: _Goal) -> None:
+        """Sends the goal if the JTC's action is found; else the deadlines look again."""
+        if goal.ended or not self.client.server_is_ready():
+            return
+        forwarded, goal.forwarded_goal = goal.forwarded_goal, None
+        sent = self.client.send_goal_async(forwarded, feedback_callback=lambda msg: self._on_feedback(goal, msg))
+        goal.sent, goal.sent_number = time.monotonic(), next(self._sends)
+        self.last_sent = goal.sent_number
+        self.figures.forwarded(time.perf_counter() - goal.arrived)
+        _drop_points(forwarded, goal.handle.request)
+        sent.add_done_callback(lambda future: self._post(self._on_acceptance, goal, future))
+
+    def _with_efforts(self, request) -> FollowJointTrajectory.Goal | Result:
         """The goal with every point's effort, or the reason it is refused. The goal's own point
         objects are forwarded when resampling adds no point (``messages.trajectory_with_efforts``):
-        ``goal`` is not to be used after."""
+        ``request`` is not to be used after."""
         live = self.core.live
         if live is None:
             return aborted(INVALID_GOAL, "no robot model yet")
         known = [*live.model.joint_names, *live.matcher.renamed]  # a driver's names too (joint_names map)
-        points = messages.read_goal_points(goal.trajectory)
+        points = messages.read_goal_points(request.trajectory)
         problem = goal_problem(points.content, known)
         if problem is not None:
             return aborted(*problem)
         try:
-            answer_threads()  # on this thread of the executor
+            answer_threads()  # on the relay's thread
             result = self.core.trajectory(messages.goal_trajectory_arrays(points))
         except InvalidMessageError as error:
             return aborted(INVALID_GOAL, f"{error.reason}: {error}")
         if result is None:
             return aborted(INVALID_GOAL, "no robot model yet")
         return FollowJointTrajectory.Goal(
-            trajectory=messages.trajectory_with_efforts(goal.trajectory, points, result),
-            multi_dof_trajectory=goal.multi_dof_trajectory,
-            path_tolerance=goal.path_tolerance,
-            component_path_tolerance=goal.component_path_tolerance,
-            goal_tolerance=goal.goal_tolerance,
-            component_goal_tolerance=goal.component_goal_tolerance,
-            goal_time_tolerance=goal.goal_time_tolerance,
+            trajectory=messages.trajectory_with_efforts(request.trajectory, points, result),
+            multi_dof_trajectory=request.multi_dof_trajectory,
+            path_tolerance=request.path_tolerance,
+            component_path_tolerance=request.component_path_tolerance,
+            goal_tolerance=request.goal_tolerance,
+            component_goal_tolerance=request.component_goal_tolerance,
+            goal_time_tolerance=request.goal_time_tolerance,
         )
 
-    def _forward(self, goal, handle, arrived: float):
-        """The JTC's goal handle once it accepted ours, or the Result of why not; the time from the
-        goal's arrival (``arrived``, perf_counter) to its sending is kept in ``forward_times``."""
-        where = f"the controller's action '{self.controller_action}'"
-        deadline = time.monotonic() + self.timeout
-        while not self.client.server_is_ready() and time.monotonic() < deadline:
-            time.sleep(TICK)
-        if not self.client.server_is_ready():
-            return aborted(INVALID_GOAL, f"{where} is not available (waited {self.timeout:.1f} s)")
-        sent = self.client.send_goal_async(goal, feedback_callback=lambda msg: handle.publish_feedback(msg.feedback))
-        self._forwarded(time.perf_counter() - arrived)
-        downstream = self._within(sent, self.timeout)
-        if downstream is None:
-            return aborted(INVALID_GOAL, f"{where} did not answer the goal within {self.timeout:.1f} s")
+    # --- the JTC's answers (posted by the executor's callbacks) ----------------------------------
+    def _on_feedback(self, goal: _Goal, msg) -> None:
+        """On the executor's thread: relayed at once (not after the client was told the goal ended)."""
+        if goal.ended:
+            return
+        goal.heard = time.monotonic()
+        actual = msg.feedback.actual.positions
+        if len(actual) == len(msg.feedback.joint_names):
+            goal.actual = (list(msg.feedback.joint_names), list(actual))
+        goal.handle.publish_feedback(msg.feedback)
+
+    def _on_acceptance(self, goal: _Goal, future) -> None:
+        downstream = future.result()
         if not downstream.accepted:
-            return aborted(INVALID_GOAL, f"rejected by {where} (its log says why)")
-        return downstream
+            if not goal.ended:
+                self._end(goal, "abort", aborted(INVALID_GOAL, f"rejected by {self.where} (its log says why)"))
+            return
+        goal.downstream, goal.heard = downstream, time.monotonic()
+        downstream.get_result_async().add_done_callback(lambda result: self._post(self._on_result, goal, result))
+        if goal.ended:  # the client was told it ended: the JTC must not run it
+            self.figures.counts["late acceptances cancelled"] += 1
+            late = time.monotonic() - goal.sent
+            self.logger.warning(
+                f"{self.where} accepted a goal {late:.2f} s after it was sent, after the client was told it "
+                "aborted: cancelled there at once"
+            )
+            self._cancel_downstream(goal)
+            return
+        mark_executing(goal.handle)
+        if goal.cancel_requested:
+            self._cancel_downstream(goal)
 
-    def _result(self, relayed: _Relayed) -> Result:
-        """The JTC's result, relayed unchanged; aborted when its action server goes away meanwhile."""
-        handle, future = relayed.handle, relayed.downstream.get_result_async()
-        gone_since = None
-        while not wait_for(future, TICK):
-            if self.client.server_is_ready():
-                gone_since = None
-            elif gone_since is None:
-                gone_since = time.monotonic()
-            elif time.monotonic() - gone_since > self.timeout:
-                reason = f"the controller's action '{self.controller_action}' went away during the goal"
-                return self._abort(handle, aborted(INVALID_GOAL, reason))
-        response = future.result()
-        status, result = response.status, response.result
+    def _on_result(self, goal: _Goal, future) -> None:
+        self.goals.pop(bytes(goal.handle.goal_id.uuid), None)
+        if goal.ended:
+            return
+        status, result = future.result().status, future.result().result
         if status == GoalStatus.STATUS_SUCCEEDED:
-            handle.succeed()
-        elif status == GoalStatus.STATUS_CANCELED and handle.is_cancel_requested:
-            handle.canceled()
+            self._end(goal, "succeed", result)
+        elif goal.cancel_requested:  # the JTC's CANCELED, or our hold goal preempted it
+            self._end(goal, "canceled", result)
         else:
-            handle.abort()
-        return result
+            self._end(goal, "abort", result)
 
-    def _abort(self, handle, result: Result) -> Result:
-        self.logger.warning(f"follow_joint_trajectory goal aborted: {result.error_string}")
-        if handle.is_cancel_requested:
-            handle.canceled()
-        else:
-            handle.abort()
-        return result
-
+    # --- cancels ---------------------------------------------------------------------------------
     def _on_cancel(self, handle) -> CancelResponse:
-        relayed = self._relayed.get(bytes(handle.goal_id.uuid))
-        if relayed is not None:
-            relayed.cancel_requested = True
-            if relayed.downstream is not None:
-                relayed.downstream.cancel_goal_async()
+        self._post(self._cancel, bytes(handle.goal_id.uuid))
         return CancelResponse.ACCEPT
 
-    def _forwarded(self, seconds: float) -> None:
-        self.forwarded += 1
-        self.forward_times.append(seconds)
-        del self.forward_times[:-FORWARD_TIME_WINDOW]
+    def _cancel(self, key: bytes) -> None:
+        goal = self.goals.get(key)
+        if goal is None or goal.ended or goal.cancel_requested:
+            return
+        goal.cancel_requested = True
+        if goal.sent is None:
+            self._end(goal, "canceled", Result())
+        elif goal.downstream is not None:
+            self._cancel_downstream(goal)
+        # sent, not yet accepted: cancelled when the acceptance comes
 
-    def forward_time_p99(self) -> float | None:
-        """p99 of the time from a goal's arrival to its forwarding [s] (None before any)."""
-        return float(np.percentile(self.forward_times, 99)) if self.forward_times else None
+    def _cancel_downstream(self, goal: _Goal) -> None:
+        """Cancels the goal on the JTC and, with cancel_hold, holds the arm where it is with the
+        efforts that hold it there, unless a newer goal of ours was sent to the JTC after it."""
+        goal.downstream.cancel_goal_async()
+        if self.cancel_hold and goal.sent_number == self.last_sent:
+            self._hold(goal)
+
+    def _hold(self, goal: _Goal) -> None:
+        stop = stop_goal(self.core, goal.joint_names, goal.actual)
+        if isinstance(stop, str):
+            self.logger.warning(f"cancel_hold: {stop}: the JTC holds with effort 0")
+            return
+        self.client.send_goal_async(stop)
+        self.last_sent = next(self._sends)
+        self.figures.counts["holds sent"] += 1
+
+    # --- deadlines -------------------------------------------------------------------------------
+    def _check_deadlines(self) -> None:
+        now, ready = time.monotonic(), self.client.server_is_ready()
+        for goal in list(self.goals.values()):
+            if goal.sent is None and goal.forwarded_goal is not None:  # computed, waiting for the JTC's action
+                if ready:
+                    self._send_when_ready(goal)
+                elif time.perf_counter() - goal.arrived > self.timeout:
+                    reason = f"{self.where} is not available (waited {self.timeout:.1f} s)"
+                    self._end(goal, "abort", aborted(INVALID_GOAL, reason))
+            elif goal.sent is not None and goal.downstream is None and now - goal.sent > self.timeout:
+                reason = f"{self.where} did not answer the goal within {self.timeout:.1f} s"
+                self._end(goal, "abort", aborted(INVALID_GOAL, reason))  # a late acceptance is cancelled
+            elif goal.downstream is not None and now - goal.heard > self.timeout:
+                self._silent(goal, ready, now - goal.heard)
+
+    def _silent(self, goal: _Goal, ready: bool, silence: float) -> None:
+        """The JTC sent neither feedback nor a result for the timeout: its goal is cancelled, ours aborted."""
+        self.figures.counts["silent goals cancelled"] += 1
+        if ready:
+            what = f"{self.where} sent neither feedback nor a result for {silence:.1f} s: its goal was cancelled"
+        else:
+            what = f"{self.where} went away during the goal"
+        self._cancel_downstream(goal)
+        self._end(goal, "abort", aborted(INVALID_GOAL, what))
+
+    def _end(self, goal: _Goal, outcome: str, result: Result) -> None:
+        goal.ended = True
+        if outcome == "abort":
+            self.logger.warning(f"follow_joint_trajectory goal aborted: {result.error_string}")
+        if goal.cancel_requested and outcome == "abort":
+            outcome = "canceled"  # CANCELING ends CANCELED: what the client asked for happened
+        finish(self.server, goal.handle, outcome, result)
+        self.goals.pop(bytes(goal.handle.goal_id.uuid), None)  # a late answer of the JTC finds it by closure
 
     def values(self) -> dict[str, str]:
         """For /diagnostics: whether the JTC's action is found (a wrong ``controller_action`` shows here
-        before any goal), goals forwarded, and p50/p99/max of the recent ones' time from arrival to sending."""
+        before any goal), then ``Figures.values``."""
         found = "found" if self.client.server_is_ready() else "not found"
-        values = {"controller action": f"{self.controller_action} ({found})"}
-        if not self.forward_times:
-            return values
-        ms = np.array(self.forward_times) * 1e3
-        values["goals forwarded"] = str(self.forwarded)
-        for label, value in (("p50", np.percentile(ms, 50)), ("p99", np.percentile(ms, 99)), ("max", ms.max())):
-            values[f"goal forwarding {label} [ms]"] = f"{value:.2f}"
-        return values
+        return {"controller action": f"{self.controller_action} ({found})", **self.figures.values()}
+
+
+def stop_goal(core, names: list[str], actual: tuple[list[str], list[float]] | None) -> FollowJointTrajectory.Goal | str:
+    """The goal that stops the arm and holds it where it stops, or why there is none. From the measured
+    state at once (joint_states; else ``actual``, the JTC's last feedback, at rest) to rest HOLD_AFTER
+    later at the stopping point of a constant deceleration, every point's efforts computed as a
+    goal's (resampled: the deceleration, gravity, payload, corrections). A quintic: the last point's
+    effort, which the JTC holds after it, has no deceleration in it."""
+    state = core.measured_state(names)
+    if state is None and actual is not None and sorted(actual[0]) == sorted(names):
+        order = [actual[0].index(name) for name in names]
+        state = np.asarray(actual[1])[order], np.zeros(len(names))
+    if state is None:
+        return "no measured position of the goal's joints"
+    q, qd = state
+    times = np.array([0.0, HOLD_AFTER])  # from the first point on: the JTC's ramp from effort 0 is skipped
+    positions, velocities = np.array([q, q + qd * HOLD_AFTER / 2]), np.array([qd, np.zeros_like(qd)])
+    try:
+        stop = core.trajectory(Trajectory(names, times, positions, velocities, np.zeros((2, len(names)))))
+    except InvalidMessageError as error:
+        return f"no efforts to hold it ({error})"
+    if stop is None:
+        return "no robot model"
+    return FollowJointTrajectory.Goal(trajectory=messages.trajectory_message(Header(), stop))
 
 
 def serve(node, core, settings) -> ActionRelay | None:
@@ -271,4 +418,5 @@ def serve(node, core, settings) -> ActionRelay | None:
         settings.follow_joint_trajectory_action,
         settings.controller_action,
         settings.controller_action_timeout,
+        settings.cancel_hold,
     )

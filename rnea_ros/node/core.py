@@ -200,6 +200,20 @@ class RneaCore(CoreReport):
                 raise
             raise InvalidMessageError("compute_error", f"the trajectory's efforts: {error}") from error
 
+    def measured_state(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """The newest joint_states positions and velocities of ``names`` (a driver's names too); None
+        without a model, or when one of them is unknown or was never received."""
+        live = self.live
+        if live is None:
+            return None
+        match = live.matcher.match(names)
+        if match.unknown or len(match.model_rows) != len(names) or np.isneginf(live.stamp[match.model_rows]).any():
+            return None
+        q, qd = live.q, live.qd  # one pair: the joint_states thread replaces both whole
+        positions, velocities = np.empty(len(names)), np.empty(len(names))
+        positions[match.message_rows], velocities[match.message_rows] = q[match.model_rows], qd[match.model_rows]
+        return positions, velocities
+
     @staticmethod
     def _standing(live: LiveModel, settings: Settings) -> StandingOn | None:
         """A floating base's state now and its contacts, for a trajectory (None: no fresh base state).

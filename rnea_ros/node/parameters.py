@@ -306,9 +306,20 @@ NODE_PARAMETERS += (
         "controller_action_timeout",
         "double",
         2.0,
-        "controller_action absent, silent or gone for this long: the goal is aborted with the reason [s].",
+        "controller_action absent, not answering a goal, silent during one (neither feedback nor result) or gone "
+        "for this long: the goal is aborted with the reason and the controller's goal cancelled [s].",
         read_only=True,
         range=(0.01, 3600.0),
+    ),
+    ParameterSpec(
+        "cancel_hold",
+        "bool",
+        True,
+        "After a cancel forwarded to controller_action, send it a one-point goal at the measured position whose "
+        "efforts hold the arm there (gravity, payload, corrections); the client still gets CANCELED.",
+        read_only=True,
+        details="Without it a joint_trajectory_controller on an effort interface holds a cancelled goal's "
+        "position with effort 0 plus its PID: an arm on soft gains sags under its weight.",
     ),
 )
 # what drivers send that URDFs do not say: their QoS and their joint names
