@@ -51,7 +51,9 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
         "joints",
         "string_array",
         (),
-        "Joints the commands drive, in order; empty: every joint of the URDF that is no mimic.",
+        "Joints the commands drive, in order; empty: every joint of the URDF that is no mimic, in rnea_node's "
+        "order (depth first from the root link; rnea_gains writes the list). A command labelled with other joints "
+        "or another order is refused.",
         read_only=True,
     ),
     ParameterSpec(
