@@ -166,3 +166,174 @@ def weighted_fit(xx, xr, weights, index, local, size, links: bool) -> Fit:
     theta = inverse @ (b / scale) / scale
     covariance = inverse / np.outer(scale, scale)
     return Fit(theta, covariance, condition, A, b, combined, rank)
+
+
+# --- which joint terms: decided per joint, term by term, on held-out folds ---------------------------
+RESOLUTION = 0.01  # a term's standard error, as torque, below 1 % of the joint's torque RMS resolves it
+
+
+@dataclass(frozen=True)
+class TermChoice:
+    fitted: list[list[int]]  # per joint, the terms kept (JOINT_TERMS indices)
+    why: list[dict[int, str]]  # per joint, each term left out and why
+    urdf: np.ndarray  # per joint, the held-out residual RMS of the URDF alone (no term)
+    held_out: np.ndarray  # per joint, with the terms kept
+
+
+def choose_terms(
+    pooled: ChosenSums,
+    splits: Sequence[tuple[ChosenSums, ChosenSums]],
+    candidates: Sequence[Sequence[int]],
+    shared: int,
+    negative_armature: bool = False,
+) -> TermChoice:
+    """Per joint, alone (no shared column: a joint's terms do not depend on another's), which of its
+    ``candidates`` (the terms the recording excites) are fitted, one term at a time:
+
+    1. a term that cannot be negative and comes out negative is left out, the most negative first
+       (an armature only unless ``negative_armature``: beside the links' inertias it may turn positive);
+    2. a term is resolved when its standard error, as torque, is below RESOLUTION of the joint's torque
+       RMS, or when leaving it out raises the joint's held-out residual by more than RESOLUTION; of the
+       terms not resolved the least resolved is left out, then the rest fitted again (terms trade with
+       each other: two correlated terms unresolved together can each be resolved alone);
+    3. a term whose removal lowers the joint's held-out residual is left out (the one that lowers it most
+       first), and the terms together are kept only when they predict held-out samples better than the
+       URDF alone.
+
+    ``shared``: the columns before the terms' in the sums."""
+    urdf = np.sqrt(_fold_total(splits, lambda test, j: test.rr[j]) / np.maximum(_test_count(splits), 1))
+    fitted, why, scores = [], [], np.array(urdf)
+    for j, candidate in enumerate(candidates):
+        terms, reasons = list(candidate), {}
+        if pooled.count[j] >= MIN_SAMPLES:
+            _resolve(pooled, splits, j, shared, terms, reasons, negative_armature)
+            scores[j] = _prune(splits, j, shared, terms, reasons, urdf[j])
+        fitted.append(terms)
+        why.append(reasons)
+    return TermChoice(fitted, why, urdf, scores)
+
+
+def _resolve(pooled, splits, j, shared, terms, reasons, negative_armature) -> None:
+    n, torque_rms = pooled.count[j], max(float(np.sqrt(pooled.mm[j] / max(pooled.count[j], 1))), 1e-9)
+    while terms:
+        theta, se = _joint_alone(pooled, j, shared, terms)
+        signs = [
+            (theta[i] / max(se[i], 1e-300), k)
+            for i, k in enumerate(terms)
+            if JOINT_TERMS[k].nonnegative
+            and theta[i] < 0.0
+            and (negative_armature or JOINT_TERMS[k].derivative != "qdd")
+        ]
+        if signs:
+            _, k = min(signs)
+            value = theta[terms.index(k)]
+            reasons[k] = f"{value:.3g} < 0: {JOINT_TERMS[k].nonnegative}"
+            terms.remove(k)
+            continue
+        rms = np.sqrt(np.diag(pooled.xx[j])[[shared + k for k in terms]] / n)
+        resolution = se * rms / (RESOLUTION * torque_rms)
+        unresolved = []
+        if (resolution > 1.0).any():
+            with_all = _held_out_alone(splits, j, shared, terms)
+            for i, k in enumerate(terms):
+                if resolution[i] > 1.0:
+                    without = _held_out_alone(splits, j, shared, [t for t in terms if t != k])
+                    if not without > with_all * (1.0 + RESOLUTION):
+                        unresolved.append((resolution[i], k, se[i], with_all, without))
+        if not unresolved:
+            return
+        _, k, error, with_all, without = max(unresolved)
+        reasons[k] = (
+            f"standard error {error:.3g} too large for this recording, and the held-out residual without it "
+            f"{without:.4g} within {RESOLUTION:.0%} of {with_all:.4g} with it"
+        )
+        terms.remove(k)
+
+
+def _prune(splits, j, shared, terms, reasons, urdf: float) -> float:
+    score = _held_out_alone(splits, j, shared, terms)
+    while terms:
+        best, k = min((_held_out_alone(splits, j, shared, [t for t in terms if t != k]), k) for k in terms)
+        if not best < score:
+            break
+        reasons[k] = f"left out: it makes the joint's held-out residual worse ({score:.4g} with it, {best:.4g} without)"
+        terms.remove(k)
+        score = best
+    if terms and not score <= urdf:
+        for k in terms:
+            reasons[k] = (
+                f"left out: the joint's terms predict held-out samples worse than the URDF ({score:.4g} > {urdf:.4g})"
+            )
+        terms.clear()
+        score = urdf
+    return score
+
+
+def _joint_alone(sums: ChosenSums, j: int, shared: int, terms: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The joint's least-squares fit on its ``terms`` alone: values and standard errors."""
+    columns = np.array([shared + k for k in terms], dtype=int)
+    xx, xr = sums.xx[j][np.ix_(columns, columns)], sums.xr[j][columns]
+    diagonal = np.sqrt(np.diag(xx))
+    scale = np.where(diagonal > 0.0, diagonal, 1.0)
+    inverse = np.linalg.pinv(xx / np.outer(scale, scale), rcond=BASE_TOLERANCE, hermitian=True) / np.outer(scale, scale)
+    theta = inverse @ xr
+    rss = max(float(sums.rr[j] - 2 * theta @ xr + theta @ xx @ theta), 0.0)
+    variance = rss / max(int(sums.count[j]) - len(terms), 1)
+    return theta, np.sqrt(np.maximum(np.diag(inverse), 0.0) * variance)
+
+
+def _held_out_alone(splits, j: int, shared: int, terms: Sequence[int]) -> float:
+    """The joint's residual RMS on each fold of its terms alone fitted on the others."""
+    columns = np.array([shared + k for k in terms], dtype=int)
+    total = 0.0
+    for training, test in splits:
+        if not test.count[j]:
+            continue
+        theta = _joint_alone(training, j, shared, terms)[0] if len(terms) else np.zeros(0)
+        total += test.rss(j, theta, columns)
+    return float(np.sqrt(total / max(_test_count(splits)[j], 1)))
+
+
+def _fold_total(splits, value) -> np.ndarray:
+    return np.sum([[value(test, j) for j in range(len(test.count))] for _, test in splits], axis=0)
+
+
+def _test_count(splits) -> np.ndarray:
+    return np.sum([test.count for _, test in splits], axis=0)
+
+
+def links_with_information(
+    sums: ChosenSums, fitted: Sequence[Sequence[int]], columns: Sequence[np.ndarray]
+) -> tuple[list[int], list[int]]:
+    """Which links (each its 10 shared ``columns``) the recording says anything about, beside the
+    joint terms ``fitted`` and the other links: a link whose columns add no rank to the rest's (no joint
+    torque depends on its parameters, or only as another column does: the first link of an arm turning
+    about a vertical axis, whose only torque is its inertia about that axis, its joint's armature's
+    column) is one the data do not determine, and keeps the URDF's values exactly. Taken out one at a
+    time, in order (two links that share their only direction: the second keeps it). Returns
+    (informative, silent) as indices into ``columns``."""
+    shared = np.concatenate(columns) if len(columns) else np.zeros(0, dtype=int)
+    P, S = sums.xx.shape[1] - len(JOINT_TERMS), len(shared)
+    index, local, size = [], [], S
+    for f in fitted:
+        index.append(np.r_[np.arange(S), size + np.arange(len(f))].astype(int))
+        local.append(np.r_[shared, P + np.array(f, dtype=int)].astype(int))
+        size += len(f)
+    counts = np.maximum(sums.count, 1)
+    weights = np.where(sums.count >= MIN_SAMPLES, counts / np.maximum(sums.mm, 1e-18 * counts), 0.0)
+    A = weighted_fit(sums.xx, sums.xr, weights, index, local, size, False).A
+    diagonal = np.sqrt(np.diag(A))
+    scaled = A / np.outer(*(2 * [np.where(diagonal > 0.0, diagonal, 1.0)]))
+    floor = BASE_TOLERANCE * max(float(np.linalg.eigvalsh(scaled)[-1]), 1e-300) if size else 0.0
+
+    def rank(keep: np.ndarray) -> int:
+        return int((np.linalg.eigvalsh(scaled[np.ix_(keep, keep)]) > floor).sum()) if len(keep) else 0
+
+    keep = np.ones(size, dtype=bool)
+    full, silent = rank(np.flatnonzero(keep)), []
+    for l in range(len(columns)):
+        trial = keep.copy()
+        trial[10 * l : 10 * l + 10] = False
+        if rank(np.flatnonzero(trial)) == full:
+            keep, silent = trial, [*silent, l]
+    return [l for l in range(len(columns)) if l not in silent], silent

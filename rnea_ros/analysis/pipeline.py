@@ -147,6 +147,7 @@ def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[
     chunks; only ``margin`` seconds are kept on either side)."""
     upcoming: collections.deque[JointChunk] = collections.deque()
     previous: JointChunk | None = None
+    consumed = 0  # samples of the chunks before the current one
     while True:
         if not upcoming and (chunk := next(chunks, None)) is not None:
             upcoming.append(chunk)
@@ -163,8 +164,10 @@ def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[
         after = _head(_concat(list(upcoming)), current.t[-1] + margin) if upcoming else None
         parts = [p for p in (before, current, after) if p is not None]
         start = len(before.t) if before is not None else 0
+        at_start = start == consumed  # the context before holds every earlier sample
         at_end = exhausted and (after is None or len(after.t) == sum(len(c.t) for c in upcoming))
-        yield _concat(parts), slice(start, start + len(current.t)), previous is None, at_end
+        yield _concat(parts), slice(start, start + len(current.t)), at_start, at_end
+        consumed += len(current.t)
         previous = _concat([before, current]) if before is not None else current
 
 

@@ -101,7 +101,7 @@ def test_every_stamp_twice_gives_the_true_viscous(tmp_path):
     """Every message recorded twice (the same stamp and state): the median step between stamps was 0
     and the recording was refused ("the stamps do not advance"). The step now comes from distinct
     stamps, and --identify finds joint3's viscous friction as on the recording without repeats."""
-    sim = simulate(NOMINAL, 10.0, rate=500.0, viscous={"joint3": 1.0}, position_noise=1e-7, seed=14)
+    sim = simulate(NOMINAL, 6.0, rate=500.0, viscous={"joint3": 1.0}, position_noise=1e-7, seed=14)
     twice = np.repeat(np.arange(len(sim.t)), 2)
     sim.t, sim.q, sim.qd, sim.effort = sim.t[twice], sim.q[twice], sim.qd[twice], sim.effort[twice]
     path = write_csv(tmp_path / "twice.csv", sim)
