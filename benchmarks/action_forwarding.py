@@ -7,12 +7,13 @@ point's effort on the JTC's spline, the forwarded goal built and serialized (rcl
 ``send_goal_async``); then the same goal step by step, and a goal of 0.1 s points, which resampling
 makes ten times as many (built anew: the goal's points are reused only when none is added).
 
-Over DDS: a client sends ``--count`` goals one after the other to rnea_node, which forwards them to
-a JTC stand-in in this process (it accepts every goal and succeeds at once); "added" is each goal's
-arrival at the stand-in through the node minus its arrival when sent to the stand-in directly
-(interleaved, one clock); the node's own figure (arrival → forwarded) is read from its /diagnostics.
+Over DDS, for goals of 100 and 1,000 points: a client sends ``--count`` goals one after the other to
+a JTC stand-in in this process (it accepts every goal and succeeds at once), straight, through
+rnea_node and through a plain rclpy relay (the baseline: ``testing/plain_relay.py``), interleaved;
+"adds" is a goal's arrival at the stand-in through a relay minus its arrival when sent straight (one
+clock); the node's own figure (arrival → forwarded) is read from its /diagnostics.
 
-    python benchmarks/action_forwarding.py [--count 1000]   # writes docs/figures/action_forwarding.md
+    python benchmarks/action_forwarding.py [--count 300]   # writes docs/figures/action_forwarding.md
 """
 
 from __future__ import annotations
@@ -57,10 +58,11 @@ NS = "forwarding"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--count", type=int, default=1000, help="goals per row")
+    parser.add_argument("--count", type=int, default=300, help="goals per row")
     args = parser.parse_args()
     planned = planned_trajectory(JOINTS, fast_multisine(np.array(START), moving=7), 9.99, spacing=0.01)
     moveit_goal = goal(planned)
+    short_goal = goal(planned_trajectory(JOINTS, fast_multisine(np.array(START), moving=7), 0.99, spacing=0.01))
     sparse_goal = goal(planned_trajectory(JOINTS, fast_multisine(np.array(START), moving=7), 9.9, spacing=0.1))
     env = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     os.environ.update(env)
@@ -71,14 +73,18 @@ def main() -> None:
             machine = f"beside {busy} busy processes" if busy else "quiet"
             rows += [(label, machine, *figures) for label, figures in in_process(moveit_goal, sparse_goal, args.count)]
             print(*rows[-len(STEPS) - 2 :], sep="\n")
-            rows += [(label, machine, *figures) for label, figures in over_dds(moveit_goal, args.count, env)]
-            print(rows[-2:])
+            for size in (short_goal, moveit_goal):
+                rows += [(label, machine, *figures) for label, figures in over_dds(size, args.count, env)]
+                print(*rows[-4:], sep="\n")
         finally:
             for process in spinning:
                 process.kill()
                 process.wait()
     note = (
-        f"{len(planned.points)} points × {len(JOINTS)} joints per goal (7 moving). Busy: {BUSY} processes "
+        f"{len(planned.points)} points × {len(JOINTS)} joints per goal (7 moving) in process; over DDS 100 and "
+        f"{len(planned.points)} points, each goal sent straight to the JTC, through rnea_node and through a plain "
+        f"rclpy relay (testing/plain_relay.py: an ActionServer whose execute callback forwards the goal unchanged "
+        f"with an ActionClient, rclpy's MultiThreadedExecutor), interleaved. Busy: {BUSY} processes "
         f"spinning beside the run, on {os.cpu_count()} cores."
     )
     header = ("forwarding", "machine", "goals", "p50 [ms]", "p99 [ms]", "max [ms]")
@@ -178,38 +184,52 @@ class StandIn:
 
 
 def over_dds(moveit_goal, count: int, env: dict) -> list[tuple[str, tuple]]:
-    """Goals through rnea_node and straight to the stand-in, interleaved; the difference and the node's figure."""
+    """Goals straight to the stand-in, through rnea_node and through a plain rclpy relay
+    (``testing.plain_relay``), interleaved; what each relay adds, their ratio, and the node's figure."""
     rclpy.init()
     folder = Path(tempfile.mkdtemp(prefix="action_forwarding_"))
     node = {"robot_description": ARM_URDF, "controller_action": f"/{NS}/jtc/follow_joint_trajectory"}
     process = start("rnea_ros.node", NS, node, folder, env)
+    plain = subprocess.Popen(
+        [sys.executable, "-m", "rnea_ros.testing.plain_relay", f"/{NS}/plain", f"/{NS}/jtc/follow_joint_trajectory"],
+        env={**os.environ, **env},
+    )
     through = TrajectoryClient("moveit", f"/{NS}/follow_joint_trajectory")
     direct = TrajectoryClient("", f"/{NS}/jtc/follow_joint_trajectory", node=through.node)
+    relayed = TrajectoryClient("", f"/{NS}/plain", node=through.node)
     stand_in, latest = StandIn(through.node), {}
     through.node.create_subscription(DiagnosticArray, "/diagnostics", lambda msg: _keep(msg, latest), 10)
-    added, sent_at = [], {}
+    added = {"node": [], "plain": []}
     try:
         assert through.client.wait_for_server(timeout_sec=60.0), (folder / f"{NS}_node.log").read_text()[-2000:]
+        assert relayed.client.wait_for_server(timeout_sec=60.0), "no plain relay"
         for k in range(count):
-            delays = []
-            for client, tag in ((direct, f"direct {k}"), (through, f"relay {k}")):
-                moveit_goal.trajectory.header.frame_id = tag
-                sent_at[tag] = time.perf_counter()
+            delays = {}
+            for client, tag in ((direct, "direct"), (through, "node"), (relayed, "plain")):
+                moveit_goal.trajectory.header.frame_id = f"{tag} {k}"
+                sent_at = time.perf_counter()
                 sent = client.send(moveit_goal, timeout=30.0)
                 client.wait(sent, 30.0)
-                delays.append(stand_in.arrived[tag] - sent_at[tag])
-            added.append(delays[1] - delays[0])
+                delays[tag] = stand_in.arrived[f"{tag} {k}"] - sent_at
+            for tag in added:
+                added[tag].append(delays[tag] - delays["direct"])
         spin_until(through.node, lambda: latest.get("goals forwarded") == str(count), 10.0)
     finally:
         through.close()
         direct.close()
+        relayed.close()
         stop(process)
+        stop(plain)
         rclpy.try_shutdown()
     figures = [float(latest[f"goal forwarding {p} [ms]"]) for p in ("p50", "p99", "max")]
     node_row = (int(latest["goals forwarded"]), *(f"{x:.2f}" for x in figures))
+    ratio = tuple(f"{np.percentile(added['node'], q) / np.percentile(added['plain'], q):.2f}×" for q in (50, 99))
+    points = len(moveit_goal.trajectory.points)
     return [
-        ("over DDS: added to a goal's arrival at the JTC", statistics(added)),
-        ("over DDS: rnea_node's own (arrival → forwarded, /diagnostics)", node_row),
+        (f"over DDS, {points} points: rnea_node adds to a goal's arrival at the JTC", statistics(added["node"])),
+        (f"over DDS, {points} points: a plain rclpy relay adds", statistics(added["plain"])),
+        (f"over DDS, {points} points: rnea_node / plain relay (p50, p99)", (count, *ratio, "")),
+        (f"over DDS, {points} points: rnea_node's own (arrival → forwarded, /diagnostics)", node_row),
     ]
 
 

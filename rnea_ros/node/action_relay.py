@@ -208,11 +208,14 @@ class ActionRelay:
     # --- a goal's way ----------------------------------------------------------------------------
     def _arrive(self, handle, arrived: float) -> None:
         goal = _Goal(handle, arrived, next(self._numbers))
-        for older in self.goals.values():  # waiting to be sent: a newer goal replaces it
+        for older in list(self.goals.values()):  # waiting to be sent: a newer goal replaces it
             if older.sent is None and not older.ended:
                 self._end(older, "abort", aborted(INVALID_GOAL, PREEMPTED))
         self.goals[bytes(handle.goal_id.uuid)] = goal
-        self._post(self._prepare, goal)  # after the goals already queued: only the newest is computed
+        if self._events.empty():
+            self._prepare(goal)
+        else:  # after the goals already queued: only the newest is computed
+            self._post(self._prepare, goal)
 
     def _prepare(self, goal: _Goal) -> None:
         if goal.ended:
