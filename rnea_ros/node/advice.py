@@ -8,6 +8,8 @@ import os
 import re
 from collections.abc import Sequence
 
+import numpy as np
+
 PARAMS_FILE_REMEDY = (
     "a params file from `rnea_gains model.urdf --with-description > robot.yaml`, "
     "given as --ros-args --params-file robot.yaml"
@@ -24,6 +26,12 @@ def no_description(topic: str, publishers: int, params_file_given: bool, keys_no
     elif params_file_given:
         text += "; the params file given sets no robot_description for this node (made without --with-description?)"
     return f"{text}; the other way is the robot_description parameter: {PARAMS_FILE_REMEDY}"
+
+
+def no_description_said(topic: str, publishers: int, argv: Sequence[str], node_name: str) -> str:
+    """``no_description`` for a node started with ``argv`` (its params files read for other nodes' keys)."""
+    files = params_files(argv)
+    return no_description(topic, publishers, bool(files), description_keys(files, node_name) if files else None)
 
 
 def params_files(argv: Sequence[str]) -> list[str]:
@@ -70,6 +78,31 @@ def file_path_given(description: str) -> str | None:
     return (
         f"robot_description is {exists} ('{text[:200]}'), not a URDF's text: the parameter takes the XML itself. "
         f'Give {PARAMS_FILE_REMEDY}, or -p robot_description:="$(cat {text[:200]})" for a small URDF'
+    )
+
+
+def refuse_a_file_path(description: str) -> None:
+    """ValueError saying so when robot_description is a file path (``file_path_given``)."""
+    if said := file_path_given(description):
+        raise ValueError(said)
+
+
+def first_clips(outputs, warned: set[str]) -> tuple[list[str], str] | None:
+    """The command joints of ``outputs`` (torques.Outputs) at their effort limit that ``warned`` lacks,
+    and the line that says so (the limit, and the feed-forward asked there); None when there are none."""
+    live = outputs.live
+    at_limit = np.flatnonzero(np.abs(outputs.commands) >= live.command_limits)
+    new = [k for k in at_limit if live.command_names[k] not in warned]
+    if not new:
+        return None
+    said = ", ".join(
+        f"'{live.command_names[k]}' at {live.command_limits[k]:g} N·m "
+        f"(feed-forward {outputs.tau[live.command_order[k]]:.1f} N·m)"
+        for k in new
+    )
+    return [live.command_names[k] for k in new], (
+        f"effort_commands clipped to the URDF's effort limit: {said}; a joint that cannot hold the robot "
+        "against gravity sags (rnea_gains warns of it at the pose); /diagnostics counts every clip"
     )
 
 

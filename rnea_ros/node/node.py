@@ -18,7 +18,6 @@ import sys
 import time
 import warnings
 
-import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -142,8 +141,7 @@ class RneaNode(LiveParameters, Node):
             self._fatal(f"the robot_description parameter is refused: {str(error)[:500]}")
 
     def _build(self, description: str) -> LiveModel:
-        if said := advice.file_path_given(description):  # a path where the XML belongs: say so, not a parse error
-            raise ValueError(said)
+        advice.refuse_a_file_path(description)  # a path where the XML belongs: said so, not an XML error
         if notice := compile_notice():  # a cold numba cache: the first build compiles
             self.get_logger().info(notice)
         return build_live_model(description, self.core.settings)
@@ -224,28 +222,7 @@ class RneaNode(LiveParameters, Node):
         if outputs is not None:
             self.outputs.publish(outputs, msg.header)
             if outputs.clipped:
-                self._warn_clipped(outputs)
-
-    def _warn_clipped(self, outputs) -> None:
-        """The first clip of each command joint, on the console (a WARN at most once a second, the
-        joints it could not name left for the next); /diagnostics counts every clip."""
-        live = outputs.live
-        at_limit = np.abs(outputs.commands) >= live.command_limits
-        new = [k for k in np.flatnonzero(at_limit) if live.command_names[k] not in self._clip_warned]
-        if not new:
-            return
-        said = ", ".join(
-            f"'{live.command_names[k]}' at {live.command_limits[k]:g} N·m "
-            f"(feed-forward {outputs.tau[live.command_order[k]]:.1f} N·m)"
-            for k in new
-        )
-        logged = self.get_logger().warning(
-            f"effort_commands clipped to the URDF's effort limit: {said}; a joint that cannot hold the robot "
-            "against gravity sags (rnea_gains warns of it at the pose); /diagnostics counts every clip",
-            throttle_duration_sec=1.0,
-        )
-        if logged:
-            self._clip_warned.update(live.command_names[k] for k in new)
+                warn_first_clips(self.get_logger(), outputs, self._clip_warned)
 
     def _clock_seconds(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -316,33 +293,11 @@ class RneaNode(LiveParameters, Node):
         if core.live is None and time.monotonic() - self._started > STARTUP_GRACE:
             topic = self.resolve_topic_name("robot_description")
             publishers = len(self.get_publishers_info_by_topic(topic))
-            files = advice.params_files(sys.argv)
-            keys = advice.description_keys(files, self.get_fully_qualified_name()) if files else None
-            said = advice.no_description(topic, publishers, bool(files), keys)
+            said = advice.no_description_said(topic, publishers, sys.argv, self.get_fully_qualified_name())
             logger.warning(said, throttle_duration_sec=5.0)
-        problem = core.coverage_problem() or self._best_effort_problem() or self._namespace_problem()
+        problem = core.coverage_problem() or self._best_effort_problem() or namespace_problem(self)
         if problem:
             logger.warning(f"{problem}; topic '{self.joint_states.topic_name}'", throttle_duration_sec=5.0)
-
-    def _namespace_problem(self) -> str | None:
-        """A model, no joint_states yet and nothing publishing them here, while JointState topics
-        are published elsewhere (not by this node): the likely namespace mistake."""
-        if self.core.live is None or time.monotonic() - self._started < STARTUP_GRACE:
-            return None
-        topic = self.joint_states.topic_name
-        if self.core.inputs.count["joint_states"] or self.get_publishers_info_by_topic(topic):
-            return None
-        me = self.get_fully_qualified_name()
-        elsewhere = []
-        for name, types in self.get_topic_names_and_types():
-            if name == topic or "sensor_msgs/msg/JointState" not in types:
-                continue
-            nodes = [f"{p.node_namespace.rstrip('/')}/{p.node_name}" for p in self.get_publishers_info_by_topic(name)]
-            nodes = [node for node in nodes if node != me]
-            if nodes:
-                elsewhere.append((name, nodes))
-        elsewhere.sort(key=lambda item: not item[0].endswith("joint_states"))  # the likely driver first
-        return advice.namespace_hint(topic, elsewhere)
 
     def _best_effort_problem(self) -> str | None:
         publishers = self.get_publishers_info_by_topic(self.joint_states.topic_name)
@@ -355,6 +310,35 @@ class RneaNode(LiveParameters, Node):
         if not publishers:
             return "no joint_states publisher"
         return self._best_effort_problem()
+
+
+def warn_first_clips(logger, outputs, warned: set[str]) -> None:
+    """The first clip of each command joint to its effort limit, on the console (a WARN at most once
+    a second; the joints a dropped line would have named are left for the next); /diagnostics counts
+    every clip. ``warned``: the joints told so far, for this model."""
+    found = advice.first_clips(outputs, warned)
+    if found is not None and logger.warning(found[1], throttle_duration_sec=1.0):
+        warned.update(found[0])
+
+
+def namespace_problem(node: RneaNode) -> str | None:
+    """A model, no joint_states yet and nothing publishing them on the node's topic, while JointState
+    topics are published elsewhere (not by this node): the likely namespace mistake, said."""
+    topic = node.joint_states.topic_name
+    if node.core.live is None or time.monotonic() - node._started < STARTUP_GRACE:
+        return None
+    if node.core.inputs.count["joint_states"] or node.get_publishers_info_by_topic(topic):
+        return None
+    me, elsewhere = node.get_fully_qualified_name(), []
+    for name, types in node.get_topic_names_and_types():
+        if name == topic or "sensor_msgs/msg/JointState" not in types:
+            continue
+        nodes = [f"{p.node_namespace.rstrip('/')}/{p.node_name}" for p in node.get_publishers_info_by_topic(name)]
+        nodes = [publisher for publisher in nodes if publisher != me]
+        if nodes:
+            elsewhere.append((name, nodes))
+    elsewhere.sort(key=lambda item: not item[0].endswith("joint_states"))  # the likely driver first
+    return advice.namespace_hint(topic, elsewhere)
 
 
 # A model rebuild (Python, in a thread) holds the GIL; the interpreter hands it over every
@@ -457,8 +441,8 @@ def main(args=None) -> None:
         with contextlib.suppress(RCLError):  # rclpy's signal handler may be shutting it down meanwhile
             rclpy.try_shutdown()
         exit_interrupted()
-    # a FollowJointTrajectory goal's relay waits on a thread (action_relay): goals that overlap
-    # (one preempting another) hold one each; the JTC's answers need another
+    # the relay's goals wait on its own thread (action_relay), none on these; the JTC's answers, the
+    # parameters, /diagnostics and the other inputs share them
     executor = PooledExecutor(num_threads=EXECUTOR_THREADS)
     try:
         if node.fatal_error is None:
