@@ -97,6 +97,7 @@ def test_a_command_labelled_with_another_order_is_refused_with_both_lists():
     assert commands.accepted == 3 and commands.refused == 3
 
 
+@pytest.mark.ros  # sim_report builds diagnostic_msgs
 def test_the_simulators_report_says_the_refusals():
     from rnea_ros.simulation.sim_report import diagnostics, summary
 
