@@ -134,7 +134,7 @@ class _Goal:
     downstream: object = None  # the JTC's goal handle once it accepted
     heard: float = 0.0  # monotonic: the JTC's last sign of life for this goal (acceptance, feedback)
     actual: tuple[list[str], list[float]] | None = None  # the newest feedback's measured positions
-    forwarded_goal: object = None  # with its efforts, until it is sent
+    points: object = None  # its points as read and checked, until it is sent
     cancel_requested: bool = False
     ended: bool = False  # the client was told how it ended
 
@@ -166,6 +166,8 @@ class ActionRelay:
             result_timeout=RESULT_TIMEOUT,
         )
         self.goals: dict[bytes, _Goal] = {}  # the goals not yet ended
+        self.pending: _Goal | None = None  # the newest goal checked, not yet sent
+        self.in_flight: _Goal | None = None  # the goal sent whose answer is awaited (within the timeout)
         self._numbers, self._sends = count(1), count(1)
         self.last_sent = 0  # sent_number of the newest goal sent to the JTC (holds included)
         self.figures = Figures()
@@ -188,7 +190,7 @@ class ActionRelay:
 
     def _run(self) -> None:
         next_tick = time.monotonic() + TICK
-        while not self._stop.is_set():
+        while not self._stop.is_set() and self.node.context.ok():
             try:
                 event = self._events.get(timeout=max(0.0, next_tick - time.monotonic()))
             except queue.Empty:
@@ -203,55 +205,64 @@ class ActionRelay:
                     next_tick = time.monotonic() + TICK
                     self._check_deadlines()
             except Exception as error:  # one goal's fault never stops the relay
+                if not self.node.context.ok():
+                    return  # shutting down: rclpy refuses everything now, and that is no fault
                 self.logger.error(f"follow_joint_trajectory relay: {type(error).__name__}: {error}")
 
     # --- a goal's way ----------------------------------------------------------------------------
     def _arrive(self, handle, arrived: float) -> None:
+        """A goal refused by its checks ends here and preempts nothing (as the JTC rejects it); one
+        that passes replaces the goal waiting to be sent (preempted, as the JTC would)."""
         goal = _Goal(handle, arrived, next(self._numbers))
-        for older in list(self.goals.values()):  # waiting to be sent: a newer goal replaces it
-            if older.sent is None and not older.ended:
-                self._end(older, "abort", aborted(INVALID_GOAL, PREEMPTED))
         self.goals[bytes(handle.goal_id.uuid)] = goal
-        if self._events.empty():
-            self._prepare(goal)
-        else:  # after the goals already queued: only the newest is computed
-            self._post(self._prepare, goal)
-
-    def _prepare(self, goal: _Goal) -> None:
-        if goal.ended:
+        checked = self._checked(handle.request)
+        if isinstance(checked, Result):
+            self._end(goal, "abort", checked)
             return
-        forwarded = self._with_efforts(goal.handle.request)
+        goal.points = checked
+        if self.pending is not None:
+            self._end(self.pending, "abort", aborted(INVALID_GOAL, PREEMPTED))
+        self.pending = goal
+        self._forward_next()
+
+    def _forward_next(self) -> None:
+        """Sends the goal waiting, with its efforts, unless the JTC's action is not found or a goal
+        sent before has not been answered yet (one at a time: in a burst only the newest is sent)."""
+        goal = self.pending
+        if goal is None or self.in_flight is not None or not self.client.server_is_ready():
+            return
+        self.pending = None
+        forwarded = self._with_efforts(goal.handle.request, goal.points)
+        goal.points = None
         if isinstance(forwarded, Result):
             self._end(goal, "abort", forwarded)
             return
         goal.joint_names = list(forwarded.trajectory.joint_names)
-        goal.forwarded_goal = forwarded
-        self._send_when_ready(goal)
-
-    def _send_when_ready(self, goal: _Goal) -> None:
-        """Sends the goal if the JTC's action is found; else the deadlines look again."""
-        if goal.ended or not self.client.server_is_ready():
-            return
-        forwarded, goal.forwarded_goal = goal.forwarded_goal, None
         sent = self.client.send_goal_async(forwarded, feedback_callback=lambda msg: self._on_feedback(goal, msg))
         goal.sent, goal.sent_number = time.monotonic(), next(self._sends)
-        self.last_sent = goal.sent_number
+        self.last_sent, self.in_flight = goal.sent_number, goal
         self.figures.forwarded(time.perf_counter() - goal.arrived)
         _drop_points(forwarded, goal.handle.request)
         sent.add_done_callback(lambda future: self._post(self._on_acceptance, goal, future))
 
-    def _with_efforts(self, request) -> FollowJointTrajectory.Goal | Result:
-        """The goal with every point's effort, or the reason it is refused. The goal's own point
-        objects are forwarded when resampling adds no point (``messages.trajectory_with_efforts``):
-        ``request`` is not to be used after."""
+    def _checked(self, request) -> messages.GoalPoints | Result:
+        """The goal's points read, or why it is refused (before any effort is computed)."""
         live = self.core.live
         if live is None:
             return aborted(INVALID_GOAL, "no robot model yet")
         known = [*live.model.joint_names, *live.matcher.renamed]  # a driver's names too (joint_names map)
         points = messages.read_goal_points(request.trajectory)
         problem = goal_problem(points.content, known)
-        if problem is not None:
-            return aborted(*problem)
+        return points if problem is None else aborted(*problem)
+
+    def _with_efforts(self, request, points: messages.GoalPoints | None = None) -> FollowJointTrajectory.Goal | Result:
+        """The goal with every point's effort, or the reason it is refused (``points``: its points
+        as ``_checked`` read them). The goal's own point objects are forwarded when resampling adds
+        no point (``messages.trajectory_with_efforts``): ``request`` is not to be used after."""
+        if points is None:
+            points = self._checked(request)
+            if isinstance(points, Result):
+                return points
         try:
             answer_threads()  # on the relay's thread
             result = self.core.trajectory(messages.goal_trajectory_arrays(points))
@@ -281,6 +292,9 @@ class ActionRelay:
         goal.handle.publish_feedback(msg.feedback)
 
     def _on_acceptance(self, goal: _Goal, future) -> None:
+        if self.in_flight is goal:
+            self.in_flight = None
+            self._post(self._forward_next)  # after this answer is handled
         downstream = future.result()
         if not downstream.accepted:
             if not goal.ended:
@@ -324,6 +338,8 @@ class ActionRelay:
             return
         goal.cancel_requested = True
         if goal.sent is None:
+            if self.pending is goal:
+                self.pending = None
             self._end(goal, "canceled", Result())
         elif goal.downstream is not None:
             self._cancel_downstream(goal)
@@ -348,18 +364,21 @@ class ActionRelay:
     # --- deadlines -------------------------------------------------------------------------------
     def _check_deadlines(self) -> None:
         now, ready = time.monotonic(), self.client.server_is_ready()
+        pending = self.pending
+        if pending is not None and not ready and time.perf_counter() - pending.arrived > self.timeout:
+            self.pending = None
+            self._end(
+                pending, "abort", aborted(INVALID_GOAL, f"{self.where} is not available (waited {self.timeout:.1f} s)")
+            )
         for goal in list(self.goals.values()):
-            if goal.sent is None and goal.forwarded_goal is not None:  # computed, waiting for the JTC's action
-                if ready:
-                    self._send_when_ready(goal)
-                elif time.perf_counter() - goal.arrived > self.timeout:
-                    reason = f"{self.where} is not available (waited {self.timeout:.1f} s)"
-                    self._end(goal, "abort", aborted(INVALID_GOAL, reason))
-            elif goal.sent is not None and goal.downstream is None and now - goal.sent > self.timeout:
+            if goal.sent is not None and goal.downstream is None and now - goal.sent > self.timeout:
                 reason = f"{self.where} did not answer the goal within {self.timeout:.1f} s"
                 self._end(goal, "abort", aborted(INVALID_GOAL, reason))  # a late acceptance is cancelled
+                if self.in_flight is goal:
+                    self.in_flight = None
             elif goal.downstream is not None and now - goal.heard > self.timeout:
                 self._silent(goal, ready, now - goal.heard)
+        self._forward_next()
 
     def _silent(self, goal: _Goal, ready: bool, silence: float) -> None:
         """The JTC sent neither feedback nor a result for the timeout: its goal is cancelled, ours aborted."""
