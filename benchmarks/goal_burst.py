@@ -56,9 +56,14 @@ def pulse(namespace: str, until: float, out: str) -> None:
     node = rclpy.create_node("burst_pulse")
     states = node.create_publisher(JointState, f"/{namespace}/joint_states", 10)
     times: list[tuple[str, float]] = []
-    node.create_subscription(
-        JointState, f"/{namespace}/gravity_torques", lambda _m: times.append(("g", time.monotonic())), 100
-    )
+    ready = Path(out + ".ready")
+
+    def on_answer(_msg) -> None:
+        times.append(("g", time.monotonic()))
+        if len(times) == 1:
+            ready.touch()  # the node answers this monitor: the burst may start
+
+    node.create_subscription(JointState, f"/{namespace}/gravity_torques", on_answer, 100)
 
     def on_diagnostics(msg: DiagnosticArray) -> None:
         if any(status.hardware_id == f"/{namespace}/rnea_node" for status in msg.status):
@@ -122,7 +127,10 @@ class Burst:
         monitor = subprocess.Popen(
             [sys.executable, __file__, "--pulse", NS, str(until), out], env={**os.environ, **self.env}
         )
-        self.spin(3.0)  # the monitor found
+        waited = time.monotonic() + 60.0
+        while not Path(out + ".ready").exists() and time.monotonic() < waited:  # the node answers the monitor
+            self.spin(0.05)
+        self.spin(0.5)
         started = time.monotonic()
         sent_at, results, parameter_waits = [], {}, []
         parameter = None

@@ -307,7 +307,8 @@ class ActionRelay:
             late = time.monotonic() - goal.sent
             self.logger.warning(
                 f"{self.where} accepted a goal {late:.2f} s after it was sent, after the client was told it "
-                "aborted: cancelled there at once"
+                "aborted: cancelled there at once",
+                throttle_duration_sec=1.0,
             )
             self._cancel_downstream(goal)
             return
@@ -355,7 +356,7 @@ class ActionRelay:
     def _hold(self, goal: _Goal) -> None:
         stop = stop_goal(self.core, goal.joint_names, goal.actual)
         if isinstance(stop, str):
-            self.logger.warning(f"cancel_hold: {stop}: the JTC holds with effort 0")
+            self.logger.warning(f"cancel_hold: {stop}: the JTC holds with effort 0", throttle_duration_sec=1.0)
             return
         self.client.send_goal_async(stop)
         self.last_sent = next(self._sends)
@@ -393,7 +394,9 @@ class ActionRelay:
     def _end(self, goal: _Goal, outcome: str, result: Result) -> None:
         goal.ended = True
         if outcome == "abort":
-            self.logger.warning(f"follow_joint_trajectory goal aborted: {result.error_string}")
+            self.logger.warning(  # at most one a second: a burst preempts hundreds
+                f"follow_joint_trajectory goal aborted: {result.error_string}", throttle_duration_sec=1.0
+            )
         if goal.cancel_requested and outcome == "abort":
             outcome = "canceled"  # CANCELING ends CANCELED: what the client asked for happened
         finish(self.server, goal.handle, outcome, result)
