@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.corrections import Corrections, CorrectionsError, load_corrections
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.motion.trajectory import Trajectory
@@ -50,6 +51,7 @@ def build_live_model(description: str, settings: Settings) -> LiveModel:
     compile_kernels()
     try:
         settings.check_gains(live.command_names)
+        live.settings_cache.command_law(settings)  # a law that cannot drive the model (computed torque, floating)
     except ValueError as error:
         raise ConfigurationError(str(error)) from error
     return live
@@ -194,7 +196,8 @@ class RneaCore(CoreReport):
         try:
             settings = self.settings
             standing = self._standing(live, settings) if live.floating and live.contacts is not None else None
-            return with_efforts(live, trajectory, settings.trajectory_resampling, settings.command_source, standing)
+            efforts = LAWS[settings.command_source].trajectory_efforts  # the law itself is the joint_states thread's
+            return with_efforts(live, trajectory, settings.trajectory_resampling, efforts, standing)
         except ValueError as error:
             if isinstance(error, InvalidMessageError):
                 raise

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import math
 
+from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.contact_distribution import KINDS as CONTACT_DISTRIBUTIONS
 from rnea_ros.dynamics.contact_options import CONTACT_QP_BOUNDS as QP_BOUNDS
 from rnea_ros.dynamics.contact_options import CONTACT_RADIUS_BOUNDS, ContactQPOptions
 from rnea_ros.parameter_spec import ParameterSpec
 
 TIMEOUT_RANGE = (1e-4, 3600.0)
-# What feeds effort_commands besides the feedback: full inverse dynamics, gravity compensation
-# only (hand-guiding), or nothing (feedback only, for comparisons).
-COMMAND_SOURCES = ("inverse_dynamics", "gravity", "none")
+# What feeds effort_commands besides the torque-space feedback: full inverse dynamics, gravity
+# compensation only (hand-guiding), nothing (feedback only, for comparisons), computed torque; one
+# class each in rnea_ros/controller/ (docs/development.md, "Adding a command law").
+COMMAND_SOURCES = tuple(LAWS)
 MAX_WRENCH_TOPICS = 32  # each is a subscription; a thousand would be a mistake, not a robot
 NON_NEGATIVE = (0.0, math.inf)
 QP = ContactQPOptions()  # the contact QP's defaults and bounds are the library's
@@ -137,9 +139,45 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "string",
         "inverse_dynamics",
         "What effort_commands adds to the feedback: inverse_dynamics, gravity (compensation at the measured "
-        "state: hand-guiding, holding) or none (feedback only, for comparisons); likewise the efforts of "
-        "feedforward_trajectory (gravity: at each point's positions).",
+        "state: hand-guiding, holding), none (feedback only, for comparisons) or computed_torque (ct_kp, ct_kd); "
+        "likewise the efforts of feedforward_trajectory (gravity: at each point's positions; computed_torque: "
+        "the inverse dynamics).",
         choices=COMMAND_SOURCES,
+    ),
+    ParameterSpec(
+        "ct_kp",
+        "double_array",
+        (),
+        "computed_torque: position gains [1/s²] (ωn²), one per command joint or one for all; empty: none.",
+        element_range=NON_NEGATIVE,
+        details="effort_commands = ID(q, q̇, q̈_d + ct_kp (q_d − q) + ct_kd (q̇_d − q̇) + ct_ki ∫(q_d − q)) at the "
+        "measured state, with the measured wrenches, the corrections' payload and joint terms, clipped to the "
+        "URDF's <limit effort> and counted; kp and kd, when given, add torque-space feedback to it. With an exact "
+        "model each joint's error obeys ë + ct_kd ė + ct_kp e = 0 in every pose and for any payload. Fixed base "
+        "only. rnea_gains --computed-torque proposes them from a bandwidth.",
+    ),
+    ParameterSpec(
+        "ct_kd",
+        "double_array",
+        (),
+        "computed_torque: velocity gains [1/s] (2 ζ ωn), as ct_kp; empty: 2 √ct_kp (critically damped).",
+        element_range=NON_NEGATIVE,
+    ),
+    ParameterSpec(
+        "ct_ki",
+        "double_array",
+        (),
+        "computed_torque: integral gains [1/s³], as ct_kp; empty: no integral.",
+        element_range=NON_NEGATIVE,
+        details="The integral of the position error over the joint_states stamps (a gap over 0.1 s adds nothing), "
+        "restarted when there is no desired state.",
+    ),
+    ParameterSpec(
+        "ct_i_clamp",
+        "double_array",
+        (2.0,),
+        "computed_torque: the integral term's bound [rad/s²], as ct_kp (anti-windup: the integral stops there).",
+        element_range=NON_NEGATIVE,
     ),
     ParameterSpec(
         "trajectory_resampling",

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import NamedTuple
 
+from rnea_ros.controller.law import check_length
+from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.contact_options import ContactQPOptions
 from rnea_ros.node.parameters import NODE_PARAMETERS
@@ -95,18 +97,22 @@ class SettingsMethods:
                 raise ValueError(f"{name}: {value!r} is no valid action name{used}: {problem}")
 
     @property
-    def feedback(self) -> bool:
+    def torque_feedback(self) -> bool:
+        """Torque-space gains (kp, kd or gains.<joint>), added to every law's source."""
         return any(self.kp) or any(self.kd) or any(value for _, _, value in self.joint_gains)
 
+    @property
+    def feedback(self) -> bool:
+        """Whether effort_commands close a loop: torque-space gains, or a law with gains of its own."""
+        return self.torque_feedback or LAWS[self.command_source].closes_loop(self)
+
     def check_gains(self, command_joints: Sequence[str]) -> None:
-        """ValueError unless kp and kd each hold 0, 1 or one value per command joint, and gains.<joint>
-        name command joints only (with the closest name when one is a near miss)."""
+        """ValueError unless kp and kd (and the command law's own arrays) each hold 0, 1 or one value per
+        command joint, and gains.<joint> name command joints only (with the closest name when one is a
+        near miss)."""
         for name in ("kp", "kd"):
-            if len(getattr(self, name)) not in (0, 1, len(command_joints)):
-                raise ValueError(
-                    f"{name} has {len(getattr(self, name))} values: give 1, or one per command joint "
-                    f"({len(command_joints)})"
-                )
+            check_length(name, getattr(self, name), command_joints)
+        LAWS[self.command_source].check(self, command_joints)
         for joint in sorted({joint for joint, _, _ in self.joint_gains} - set(command_joints)):
             close = difflib.get_close_matches(joint, command_joints, n=1, cutoff=0.6)
             hint = f" (did you mean '{close[0]}'?)" if close else ""

@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rnea_ros.controller.law import CommandLaw
+from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.contact_distribution import KINDS, ContactDistribution, contact_distribution
 from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.contacts import ContactLinks
@@ -294,6 +296,7 @@ class SettingsCache:
         self.bound = bound
         self.n = bound.model.nv - (BASE_DOFS if bound.model.floating_base else 0)  # the joints
         self._gains: tuple[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # ((kp, kd), arrays)
+        self._law: tuple[Settings, tuple, CommandLaw] | None = None  # (settings, its law's values, the law)
         # by user: (the settings, what they ask for, the distribution), replaced whole
         self._contact_distributions: dict[str, tuple[Settings, ContactQP, ContactDistribution]] = {}
 
@@ -309,6 +312,21 @@ class SettingsCache:
             distribution = contact_distribution(wanted.kind, self.bound.model, list(wanted.contacts), wanted.options)
         self._contact_distributions = {**self._contact_distributions, user: (settings, wanted, distribution)}
         return distribution
+
+    def command_law(self, settings: Settings) -> CommandLaw:
+        """The command law the settings name (``command_source``), built again only when it or its own
+        parameters change: a law's state (an integral) lasts across other changes. Used on the
+        joint_states thread only; ValueError when the law cannot drive this model."""
+        cached = self._law
+        if cached is not None and cached[0] is settings:  # the usual case: settings are replaced whole
+            return cached[2]
+        law_class = LAWS[settings.command_source]
+        values = (law_class, law_class.parameters(settings))
+        law = cached[2] if cached is not None and cached[1] == values else None
+        if law is None:
+            law = law_class(self.bound.corrected, self.bound.command_order, settings)
+        self._law = (settings, values, law)
+        return law
 
     def gains(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
         """kp and kd in model order (given in command_joints order, or one value for all);
@@ -489,7 +507,7 @@ class LiveModel:
                 q = np.where(np.isnan(q_desired), q, q_desired)
                 qd = np.where(np.isnan(qd_desired), qd, qd_desired)
         wrenches = self.fresh_wrenches(now, settings.wrench_timeout)
-        gains = self.settings_cache.gains(settings) if settings.feedback else None
+        gains = self.settings_cache.gains(settings) if settings.torque_feedback else None
         if not self.floating:
             return Inputs(q, qd, qdd, wrenches, None, None, self.q, self.qd, q_desired, qd_desired, held, gains)
         base = self.fresh_base(now, settings.base_timeout, q, qd)

@@ -8,9 +8,10 @@ what a kernel already checked (the contact distribution's torques and wrenches, 
 is not checked again, and nothing is built that the node may not publish.
 
 ``effort_commands`` = source + Kp (q_d − q) + Kd (q̇_d − q̇), clipped to the URDF's effort
-limits: the source is the inverse dynamics (at the desired state when there is feedback and
+limits: the source is the command law's (``command_source``, one class each in
+``rnea_ros.controller``): the inverse dynamics (at the desired state when there is feedback and
 a fresh desired state), the holding torques at the measured state (gravity and the measured
-wrenches, ``holding_torques``), or nothing; the feedback
+wrenches, ``holding_torques``), nothing, or computed torque; the torque-space feedback
 acts only while a fresh desired point gives positions and velocities, on the joints it names.
 """
 
@@ -22,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from rnea_ros.controller.law import CommandLaw
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
 from rnea_ros.node.settings import Settings
 from rnea_ros.node.state import Inputs, LiveModel
@@ -60,10 +62,11 @@ def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None =
         tau = model.inverse_dynamics(inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
         gravity = model.gravity_torques(inputs.q)
         held = gravity
-        if settings.command_source == "gravity" and (inputs.wrenches or inputs.q is not inputs.q_measured):
+        law = live.settings_cache.command_law(settings)
+        if law.holds and (inputs.wrenches or inputs.q is not inputs.q_measured):
             held = holding_torques(live, inputs)  # gravity alone at the measured state is ``gravity``
         tau, held = with_corrections(live, inputs, tau, held)
-        commands, clipped = effort_commands(live, inputs, settings, tau, held)
+        commands, clipped = effort_commands(live, inputs, settings, tau, held, law)
         _check_finite(tau, gravity)
         return Outputs(live, inputs.q, inputs.qd, tau, commands, gravity, clipped=clipped)
     if inputs.base is None:
@@ -98,11 +101,16 @@ def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:
 
 
 def effort_commands(
-    live: LiveModel, inputs: Inputs, settings: Settings, tau: np.ndarray, gravity: np.ndarray
+    live: LiveModel,
+    inputs: Inputs,
+    settings: Settings,
+    tau: np.ndarray,
+    gravity: np.ndarray,
+    law: CommandLaw | None = None,
 ) -> tuple[np.ndarray, int]:
     """The commands in ``command_joints`` order and how many were clipped (see the module docstring)."""
-    source = settings.command_source
-    u = tau if source == "inverse_dynamics" else gravity if source == "gravity" else live.zeros
+    law = law or live.settings_cache.command_law(settings)
+    u = law.source(inputs, tau, gravity, live.newest_stamp)
     if inputs.gains is not None and inputs.q_desired is not None and inputs.qd_desired is not None:
         kp, kd = inputs.gains
         u = u + np.nan_to_num(kp * (inputs.q_desired - inputs.q_measured), nan=0.0)

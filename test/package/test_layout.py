@@ -40,7 +40,7 @@ FLOORS = (
     ("testing",),  # helpers of the tests and benchmarks, never used at run time
     ("demo", "generate_parameters", "compile"),
     ("node", "simulation"),  # the two ROS nodes
-    ("analysis", "plumbing"),  # offline analysis; the ROS plumbing both nodes share
+    ("analysis", "plumbing", "controller"),  # offline analysis; the ROS plumbing both nodes share; the command laws
     ("dynamics", "motion", "description", "parameter_spec"),  # no ROS
 )
 MAX_CLASS_LINES = 250
@@ -216,6 +216,16 @@ def test_dynamics_imports_numpy_numba_lxml_urdf_parser_only(path):
             assert root in allowed_third_party or root in sys.stdlib_module_names, f"{path.name} imports {root}"
 
 
+@pytest.mark.parametrize("path", sorted((PACKAGE / "controller").glob("*.py")), ids=lambda p: p.name)
+def test_the_controller_imports_numpy_and_the_dynamics_only(path):
+    """The command laws are plain Python on the library: no ROS, no node."""
+    for root in imported_roots(path):
+        if root.startswith("rnea_ros"):
+            assert root.startswith(("rnea_ros.dynamics", "rnea_ros.controller")), f"{path.name} imports {root}"
+        else:
+            assert root == "numpy" or root in sys.stdlib_module_names, f"{path.name} imports {root}"
+
+
 @pytest.mark.parametrize("name", PLAIN_NODE_MODULES)
 def test_node_logic_never_imports_ros(name):
     roots = imported_roots(PACKAGE / "node" / f"{name}.py")
@@ -224,7 +234,7 @@ def test_node_logic_never_imports_ros(name):
     assert not any(root.startswith(wiring) for root in roots), roots
 
 
-@pytest.mark.parametrize("room", ["dynamics", "analysis", "motion"])
+@pytest.mark.parametrize("room", ["dynamics", "analysis", "motion", "controller"])
 def test_offline_rooms_never_import_ros(room):
     for path in (PACKAGE / room).glob("*.py"):
         roots = imported_roots(path)

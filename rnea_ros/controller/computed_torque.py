@@ -1,0 +1,85 @@
+"""Computed torque (Drake's InverseDynamicsController): τ = ID(q, q̇, q̈_d + Kp e + Kd ė [+ Ki ∫e]).
+
+Gains in acceleration units, per joint: ``ct_kp`` [1/s²], ``ct_kd`` [1/s] (default 2√kp: critically
+damped), ``ct_ki`` [1/s³] with the integral term held within ±``ct_i_clamp`` [rad/s²] (anti-windup:
+the integral itself stops there). The model's inverse dynamics at the measured state, with the
+measured wrenches, the payload of a corrections file in the model and the joint terms (friction,
+armature, offset) at the measured velocity and the commanded acceleration, as the other laws add
+them. With a perfect model every joint's error obeys ë + Kd ė + Kp e = 0, in every pose and for any
+payload: the same natural frequency (√Kp) and damping stretched and folded. Fixed base only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from rnea_ros.controller.law import CommandLaw, LawInputs, check_length, per_joint
+from rnea_ros.dynamics.corrections import CorrectedModel
+
+# a gap between two joint_states longer than this (or a stamp that goes back) adds nothing to the integral
+MAX_INTEGRATION_STEP = 0.1  # s
+PARAMETERS = ("ct_kp", "ct_kd", "ct_ki", "ct_i_clamp")
+
+
+class ComputedTorque(CommandLaw):
+    """See the module docstring; ``integral`` [rad·s] is its state, in model order."""
+
+    name = "computed_torque"
+    label = "computed torque"
+    trajectory_efforts = "inverse_dynamics"
+
+    def __init__(self, corrected: CorrectedModel, command_rows: np.ndarray, params: object) -> None:
+        super().__init__(corrected, command_rows, params)
+        if self.model.floating_base:
+            raise ValueError(
+                "command_source computed_torque is for fixed-base robots (a floating base: inverse_dynamics)"
+            )
+        kp, kd, ki, clamp = (getattr(params, name) for name in PARAMETERS)
+        self.kp = per_joint(kp, command_rows, self.n)
+        self.kd = per_joint(kd, command_rows, self.n) if kd else 2.0 * np.sqrt(self.kp)
+        self.ki = per_joint(ki, command_rows, self.n) if any(ki) else None
+        if self.ki is not None:
+            limit = per_joint(clamp, command_rows, self.n)
+            with np.errstate(divide="ignore", invalid="ignore"):  # ki 0: no integral on that joint
+                self.bound = np.where(self.ki > 0.0, limit / np.where(self.ki > 0.0, self.ki, 1.0), 0.0)
+        self.integral = np.zeros(self.n)
+        self.last_stamp = -math.inf
+
+    @classmethod
+    def parameters(cls, params: object) -> tuple:
+        return tuple(getattr(params, name) for name in PARAMETERS)
+
+    @classmethod
+    def check(cls, params: object, command_joints: Sequence[str]) -> None:
+        for name in PARAMETERS:
+            check_length(name, getattr(params, name), command_joints)
+
+    @classmethod
+    def closes_loop(cls, params: object) -> bool:
+        return True  # the measured and the desired state, even at zero gains (ID of the desired accelerations)
+
+    def source(self, inputs: LawInputs, tau: np.ndarray, held: np.ndarray, stamp: float) -> np.ndarray:
+        q, qd = inputs.q_measured, inputs.qd_measured
+        qdd = self.acceleration(inputs, stamp)
+        return self.corrected.joint_torques(qd, qdd, self.model.inverse_dynamics(q, qd, qdd, inputs.wrenches))
+
+    def acceleration(self, inputs: LawInputs, stamp: float) -> np.ndarray:
+        """q̈_d + Kp e + Kd ė [+ Ki ∫e]: the joints the desired point does not name get q̈_d alone
+        (their desired acceleration, 0); without a desired state, q̈_d and the integral restarts."""
+        if inputs.q_desired is None or inputs.qd_desired is None:
+            self.integral[:] = 0.0
+            self.last_stamp = -math.inf
+            return inputs.qdd
+        e = np.nan_to_num(inputs.q_desired - inputs.q_measured, nan=0.0)
+        e_dot = np.nan_to_num(inputs.qd_desired - inputs.qd_measured, nan=0.0)
+        qdd = inputs.qdd + self.kp * e + self.kd * e_dot
+        if self.ki is None:
+            return qdd
+        step = stamp - self.last_stamp
+        self.last_stamp = stamp
+        if 0.0 < step <= MAX_INTEGRATION_STEP:
+            self.integral = np.clip(self.integral + e * step, -self.bound, self.bound)
+        return qdd + self.ki * self.integral
