@@ -29,6 +29,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
+from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.dynamics.precompile import compile_notice
 from rnea_ros.node import action_relay, advice, diagnostics, inputs, messages
@@ -59,7 +60,7 @@ GAINS_DESCRIPTION = (
 )
 STARTUP_GRACE = 3.0  # s without a model before the console says why
 # /diagnostics status name: what effort_commands carry besides the feedback (command_source)
-STATUS_NAMES = {"inverse_dynamics": "inverse dynamics", "gravity": "gravity compensation", "none": "feedback only"}
+STATUS_NAMES = {name: law.label for name, law in LAWS.items()}
 
 
 class RneaNode(LiveParameters, Node):
