@@ -322,6 +322,50 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         sizes=(3,),
         per="contact_links",
     ),
+    ParameterSpec(
+        "gait_period",
+        "double",
+        0.0,
+        "Floating base: the period of a periodic gait over contact_links [s]; 0: no gait, every contact link "
+        "always in stance.",
+        range=(0.0, 3600.0),
+        details="Link k is in stance while frac(t/gait_period - gait_phases[k]) < gait_duty[k], t the joint_states "
+        "stamp (the cycle starts at t = 0); swing feet carry no force. Refused with the reason (the last valid gait "
+        "kept) when no foot would stay down across a lift-off.",
+    ),
+    ParameterSpec(
+        "gait_duty",
+        "double_array",
+        (0.6,),
+        "The fraction of gait_period each contact link is in stance, one for all or one per link in "
+        "contact_links order (1: always).",
+        element_range=(1e-3, 1.0),
+        sizes=(1,),
+        per="contact_links",
+    ),
+    ParameterSpec(
+        "gait_phases",
+        "double_array",
+        (),
+        "When each contact link touches down in the gait's cycle, a fraction of gait_period in [0, 1), one per "
+        "link in contact_links order (a trot: [0, 0.5, 0.5, 0] for FL, FR, HL, HR).",
+        element_range=(0.0, 1.0),
+    ),
+    ParameterSpec(
+        "lift_off_transition",
+        "double",
+        0.05,
+        "A foot's load ramps down over this time before it lifts off (qp: to min_normal_force), as TSID's "
+        "removeRigidContact does; 0: it steps [s].",
+        range=(0.0, 10.0),
+    ),
+    ParameterSpec(
+        "touch_down_transition",
+        "double",
+        0.05,
+        "A foot's load ramps up over this time after it touches down (qp: from min_normal_force); 0: it steps [s].",
+        range=(0.0, 10.0),
+    ),
 )
 # the FollowJointTrajectory relay (rnea_ros/node/action_relay.py)
 NODE_PARAMETERS += (

@@ -4,6 +4,7 @@ and why joint_states never give a complete state (with the closest names)."""
 from __future__ import annotations
 
 import difflib
+import math
 import time
 from collections.abc import Sequence
 
@@ -179,4 +180,23 @@ class CoreReport:
                 )
         if live.contacts is not None:
             values["contact links"] = ", ".join(live.contacts.links)
+            values.update(schedule_values(live, settings))
         return level
+
+
+def schedule_values(live: LiveModel, settings: Settings) -> dict[str, str]:
+    """The contact schedule in force, the feet in contact and the next event, at the newest joint_states stamp."""
+    schedule = live.settings_cache.contact_schedule(settings)
+    if schedule is None:
+        return {
+            "contact schedule": "none: every contact link in stance",
+            "feet in contact": ", ".join(live.contact_links),
+        }
+    stamp = live.newest_stamp if math.isfinite(live.newest_stamp) else 0.0
+    event = schedule.next_event(stamp)
+    upcoming = "none" if event is None else f"{event.time:.3f} s: {', '.join(sorted(event.stance))}"
+    return {
+        "contact schedule": schedule.describe(),
+        "feet in contact": ", ".join(schedule.stance_links(stamp)) or "none",
+        "next contact event": upcoming,
+    }

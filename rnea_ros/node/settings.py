@@ -21,6 +21,7 @@ from rnea_ros.controller.law import check_length
 from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.contact_options import ContactQPOptions
+from rnea_ros.dynamics.contact_schedule import PeriodicGait
 from rnea_ros.node.parameters import NODE_PARAMETERS
 from rnea_ros.parameter_spec import settings_class
 
@@ -56,6 +57,7 @@ class SettingsMethods:
         gains given one way (kp/kd arrays or gains.<joint>.p/d), each a number ≥ 0."""
         self._check_joint_gains()
         self._check_action_names()
+        self.contact_schedule()
         self.joint_name_map()
         shapes, radii = self.contact_shapes(), self.contact_radii()
         for link, (half, _), radius in zip(self.contact_links, shapes, radii, strict=True):
@@ -133,6 +135,15 @@ class SettingsMethods:
         """Per contact link: its foot's radius (0: the contact at the link's origin)."""
         radius = self.contact_radius
         return [radius[k] if len(radius) > 1 else radius[0] for k in range(len(self.contact_links))]
+
+    def contact_schedule(self) -> PeriodicGait | None:
+        """The periodic gait over contact_links (None: no gait, every link in stance); ValueError
+        (``ScheduleError``, with the reason) when it cannot be walked."""
+        if self.gait_period == 0.0:
+            return None
+        if not self.contact_links:
+            raise ValueError("gait_period: a gait needs contact_links")
+        return PeriodicGait(self.contact_links, self.gait_period, self.gait_duty, self.gait_phases)
 
     def contact_qp(self, links: Sequence[str]) -> ContactQP:
         """The contact distribution these settings ask for onto ``links`` (contact_links, in order):

@@ -23,10 +23,12 @@ from rnea_ros.controller.law import CommandLaw
 from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.contact_distribution import KINDS, ContactDistribution, contact_distribution
 from rnea_ros.dynamics.contact_forces import Contact
+from rnea_ros.dynamics.contact_schedule import ContactSchedule, stance_weights
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.dynamics.scheduled_contacts import ScheduledContacts
 from rnea_ros.node.settings import ContactQP, Settings
 
 MAX_CACHED_NAME_LISTS = 64
@@ -299,6 +301,8 @@ class SettingsCache:
         self._law: tuple[Settings, tuple, CommandLaw] | None = None  # (settings, its law's values, the law)
         # by user: (the settings, what they ask for, the distribution), replaced whole
         self._contact_distributions: dict[str, tuple[Settings, ContactQP, ContactDistribution]] = {}
+        self._scheduled: dict[str, tuple[Settings, ContactQP, ScheduledContacts]] = {}
+        self._schedule: tuple[Settings, ContactSchedule | None] | None = None
 
     def contact_distribution(self, settings: Settings, user: str = "joint_states") -> ContactDistribution:
         """The contact distribution these settings ask for (built once per set of values), one per
@@ -312,6 +316,33 @@ class SettingsCache:
             distribution = contact_distribution(wanted.kind, self.bound.model, list(wanted.contacts), wanted.options)
         self._contact_distributions = {**self._contact_distributions, user: (settings, wanted, distribution)}
         return distribution
+
+    def contact_schedule(self, settings: Settings) -> ContactSchedule | None:
+        """The gait these settings give (None: every contact link always in stance), built once per settings."""
+        cached = self._schedule
+        if cached is None or cached[0] is not settings:
+            cached = self._schedule = (settings, settings.contact_schedule())
+        return cached[1]
+
+    def scheduled_distribution(
+        self, settings: Settings, stamp: float, user: str = "joint_states"
+    ) -> ContactDistribution:
+        """The contact distribution at a joint_states ``stamp``: onto the links the schedule has in stance
+        then, with their lift-off and touch-down ramps (``ScheduledContacts``); without a gait, onto every
+        contact link (``contact_distribution``)."""
+        schedule = self.contact_schedule(settings)
+        if schedule is None:
+            return self.contact_distribution(settings, user)
+        cached = self._scheduled.get(user)
+        if cached is None or cached[0] is not settings:
+            wanted = settings.contact_qp(self.bound.contacts.links)
+            scheduled = cached[2] if cached is not None and cached[1] == wanted else None
+            if scheduled is None:
+                scheduled = ScheduledContacts(wanted.kind, self.bound.model, wanted.contacts, wanted.options)
+            cached = (settings, wanted, scheduled)
+            self._scheduled = {**self._scheduled, user: cached}
+        weights = stance_weights(schedule, stamp, settings.lift_off_transition, settings.touch_down_transition)
+        return cached[2].at(weights)
 
     def command_law(self, settings: Settings) -> CommandLaw:
         """The command law the settings name (``command_source``), built again only when it or its own
@@ -512,7 +543,9 @@ class LiveModel:
             return Inputs(q, qd, qdd, wrenches, None, None, self.q, self.qd, q_desired, qd_desired, held, gains)
         base = self.fresh_base(now, settings.base_timeout, q, qd)
         base_qdd = self._base_acceleration(now, settings.acceleration_timeout)
-        distribution = self.settings_cache.contact_distribution(settings) if self.contacts is not None else None
+        distribution = None
+        if self.contacts is not None:
+            distribution = self.settings_cache.scheduled_distribution(settings, self.newest_stamp)
         return Inputs(
             q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired, held, gains, distribution
         )
