@@ -191,8 +191,9 @@ class ActionRelay:
     def _run(self) -> None:
         next_tick = time.monotonic() + TICK
         while not self._stop.is_set() and self.node.context.ok():
+            busy = bool(self.goals) or self.pending is not None  # no goal: asleep until one comes
             try:
-                event = self._events.get(timeout=max(0.0, next_tick - time.monotonic()))
+                event = self._events.get(timeout=max(0.0, next_tick - time.monotonic()) if busy else None)
             except queue.Empty:
                 event = ()
             if event is None:
