@@ -50,6 +50,7 @@ class ScheduledContacts:
         self._normals = [np.asarray(c.normal, float) / np.linalg.norm(c.normal) if c.normal else up for c in contacts]
         self._held = options.min_normal_force if kind == "qp" else 0.0
         self._by_stance: dict[tuple[int, ...], ContactDistribution] = {}
+        self._columns_by_stance: dict[tuple[int, ...], np.ndarray] = {}
 
     def distribution(self, stance: tuple[int, ...]) -> ContactDistribution:
         """The distribution onto the links ``stance`` (indices into ``contacts``), built once."""
@@ -66,19 +67,21 @@ class ScheduledContacts:
     def __call__(
         self, weights, q_base, v_base, qdd_base, q, qd, qdd, wrenches=None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        weights = np.asarray(weights, dtype=float)
-        if weights.shape != (len(self.links),) or not np.all((weights >= 0.0) & (weights <= 1.0)):
-            raise ValueError(f"stance weights must be {len(self.links)} values in [0, 1], got {weights.tolist()}")
+        weights = [float(w) for w in weights]  # a few links: plain floats are the fastest here
+        if len(weights) != len(self.links) or not all(0.0 <= w <= 1.0 for w in weights):
+            raise ValueError(f"stance weights must be {len(self.links)} values in [0, 1], got {weights}")
         state = (q_base, v_base, qdd_base, q, qd, qdd)
-        certain = tuple(k for k, w in enumerate(weights) if w >= 1.0)
+        certain: list[int] = []
         groups: dict[float, list[int]] = {}
         for k, w in enumerate(weights):
-            if 0.0 < w < 1.0:
-                groups.setdefault(float(w), []).append(k)
+            if w >= 1.0:
+                certain.append(k)
+            elif w > 0.0:
+                groups.setdefault(w, []).append(k)
         if not groups:
             if not certain:
                 raise ValueError("no contact link in stance: nothing can carry the base")
-            return self._on(certain, (), state, wrenches)
+            return self._on(tuple(certain), (), state, wrenches)
         if len(groups) > MAX_RAMPING_GROUPS:
             raise ValueError(f"{len(groups)} groups of contacts on ramps at once, {MAX_RAMPING_GROUPS} at the most")
         alphas, members = list(groups), list(groups.values())
@@ -113,10 +116,16 @@ class ScheduledContacts:
                 f[6 * k : 6 * k + 6] = w
                 link = self.links[k]
                 wrenches[link] = wrenches[link] + w if link in wrenches else w
-        tau, gravity, f_stance = self.distribution(stance)(*state, wrenches)
-        for i, k in enumerate(stance):
-            f[6 * k : 6 * k + 6] = f_stance[6 * i : 6 * i + 6]
+        distribution = self._by_stance.get(stance) or self.distribution(stance)
+        tau, gravity, f[self._columns(stance)] = distribution(*state, wrenches)
         return tau, gravity, f
+
+    def _columns(self, stance: tuple[int, ...]) -> np.ndarray:
+        """Where the wrenches of the links ``stance`` go among 6 per contact link."""
+        found = self._columns_by_stance.get(stance)
+        if found is None:
+            found = self._columns_by_stance[stance] = np.concatenate([np.arange(6 * k, 6 * k + 6) for k in stance])
+        return found
 
     def _link_rotation(self, k: int, state) -> np.ndarray:
         """R_world_link of contact k at the state."""
