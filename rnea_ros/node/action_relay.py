@@ -247,39 +247,10 @@ class ActionRelay:
         sent.add_done_callback(lambda future: self._post(self._on_acceptance, goal, future))
 
     def _checked(self, request) -> messages.GoalPoints | Result:
-        """The goal's points read, or why it is refused (before any effort is computed)."""
-        live = self.core.live
-        if live is None:
-            return aborted(INVALID_GOAL, "no robot model yet")
-        known = [*live.model.joint_names, *live.matcher.renamed]  # a driver's names too (joint_names map)
-        points = messages.read_goal_points(request.trajectory)
-        problem = goal_problem(points.content, known)
-        return points if problem is None else aborted(*problem)
+        return checked_points(self.core, request)
 
     def _with_efforts(self, request, points: messages.GoalPoints | None = None) -> FollowJointTrajectory.Goal | Result:
-        """The goal with every point's effort, or the reason it is refused (``points``: its points
-        as ``_checked`` read them). The goal's own point objects are forwarded when resampling adds
-        no point (``messages.trajectory_with_efforts``): ``request`` is not to be used after."""
-        if points is None:
-            points = self._checked(request)
-            if isinstance(points, Result):
-                return points
-        try:
-            answer_threads()  # on the relay's thread
-            result = self.core.trajectory(messages.goal_trajectory_arrays(points))
-        except InvalidMessageError as error:
-            return aborted(INVALID_GOAL, f"{error.reason}: {error}")
-        if result is None:
-            return aborted(INVALID_GOAL, "no robot model yet")
-        return FollowJointTrajectory.Goal(
-            trajectory=messages.trajectory_with_efforts(request.trajectory, points, result),
-            multi_dof_trajectory=request.multi_dof_trajectory,
-            path_tolerance=request.path_tolerance,
-            component_path_tolerance=request.component_path_tolerance,
-            goal_tolerance=request.goal_tolerance,
-            component_goal_tolerance=request.component_goal_tolerance,
-            goal_time_tolerance=request.goal_time_tolerance,
-        )
+        return with_efforts(self.core, request, points)
 
     # --- the JTC's answers (posted by the executor's callbacks) ----------------------------------
     def _on_feedback(self, goal: _Goal, msg) -> None:
@@ -408,6 +379,43 @@ class ActionRelay:
         before any goal), then ``Figures.values``."""
         found = "found" if self.client.server_is_ready() else "not found"
         return {"controller action": f"{self.controller_action} ({found})", **self.figures.values()}
+
+
+def checked_points(core, request) -> messages.GoalPoints | Result:
+    """A goal's points read, or why it is refused (before any effort is computed)."""
+    live = core.live
+    if live is None:
+        return aborted(INVALID_GOAL, "no robot model yet")
+    known = [*live.model.joint_names, *live.matcher.renamed]  # a driver's names too (joint_names map)
+    points = messages.read_goal_points(request.trajectory)
+    problem = goal_problem(points.content, known)
+    return points if problem is None else aborted(*problem)
+
+
+def with_efforts(core, request, points: messages.GoalPoints | None = None) -> FollowJointTrajectory.Goal | Result:
+    """The goal with every point's effort, or the reason it is refused (``points``: its points as
+    ``checked_points`` read them). The goal's own point objects are forwarded when resampling adds
+    no point (``messages.trajectory_with_efforts``): ``request`` is not to be used after."""
+    if points is None:
+        points = checked_points(core, request)
+        if isinstance(points, Result):
+            return points
+    try:
+        answer_threads()  # on the relay's thread
+        result = core.trajectory(messages.goal_trajectory_arrays(points))
+    except InvalidMessageError as error:
+        return aborted(INVALID_GOAL, f"{error.reason}: {error}")
+    if result is None:
+        return aborted(INVALID_GOAL, "no robot model yet")
+    return FollowJointTrajectory.Goal(
+        trajectory=messages.trajectory_with_efforts(request.trajectory, points, result),
+        multi_dof_trajectory=request.multi_dof_trajectory,
+        path_tolerance=request.path_tolerance,
+        component_path_tolerance=request.component_path_tolerance,
+        goal_tolerance=request.goal_tolerance,
+        component_goal_tolerance=request.component_goal_tolerance,
+        goal_time_tolerance=request.goal_time_tolerance,
+    )
 
 
 def stop_goal(core, names: list[str], actual: tuple[list[str], list[float]] | None) -> FollowJointTrajectory.Goal | str:
