@@ -147,6 +147,14 @@ INPUTS: tuple[Input, ...] = (
         "`acceleration_timeout` after arrival",
         floating_only=True,
     ),
+    Input(
+        "contact_schedule",
+        "trajectory_msgs/JointTrajectory",
+        "read_contact_schedule",
+        "set_contact_schedule",
+        "until a newer valid one (no points: back to the gait parameters)",
+        floating_only=True,
+    ),
 )
 BY_TOPIC = {row.topic: row for row in INPUTS}
 

@@ -28,6 +28,7 @@ from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, Trajectory, floats
 from rnea_ros.node.inputs import JointStateReading, PlannedTrajectory
 from rnea_ros.node.state import (
     BaseAccelerationReading,
+    ContactScheduleReading,
     DesiredPoints,
     ImuMessage,
     InvalidMessageError,
@@ -36,6 +37,8 @@ from rnea_ros.node.state import (
 )
 from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage, read_joint_trajectory, write_joint_trajectory
+
+MAX_SCHEDULE_EVENTS = 10_000  # a planner sends seconds ahead; a million events would be a mistake
 
 
 def stamp_seconds(stamp) -> float:
@@ -339,3 +342,30 @@ def read_imu(msg: Imu) -> ImuMessage:
 
 def read_base_acceleration(msg: AccelStamped) -> BaseAccelerationReading:
     return BaseAccelerationReading(msg.header.frame_id, base_acceleration_array(msg))
+
+
+def read_contact_schedule(msg: JointTrajectory) -> ContactScheduleReading:
+    """A planner's contact schedule: ``joint_names`` the contact links, each point an event at
+    header.stamp + time_from_start whose ``positions`` say 1 (in stance from then on) or 0 (swing)
+    per link; checked alone (lengths, finite, 0 or 1)."""
+    names = list(msg.joint_names)
+    if len(set(names)) != len(names):
+        raise InvalidMessageError("duplicate_names", "contact_schedule names a link twice")
+    if len(msg.points) > MAX_SCHEDULE_EVENTS:
+        raise InvalidMessageError(
+            "too_many_points", f"contact_schedule has {len(msg.points)} events, at most {MAX_SCHEDULE_EVENTS}"
+        )
+    states = np.zeros((len(msg.points), len(names)))
+    for k, point in enumerate(msg.points):
+        row = floats(point.positions)
+        if len(row) != len(names):
+            raise InvalidMessageError(
+                "wrong_length", f"contact_schedule event {k}: {len(row)} positions for {len(names)} links"
+            )
+        states[k] = row
+    if not np.isfinite(states).all():
+        raise InvalidMessageError("non_finite", "contact_schedule: a contact state is not finite")
+    if not np.isin(states, (0.0, 1.0)).all():
+        raise InvalidMessageError("contact_state", "contact_schedule: each position is 1 (stance) or 0 (swing)")
+    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points])
+    return ContactScheduleReading(names, stamp_seconds(msg.header.stamp), times, states.astype(bool))

@@ -186,7 +186,7 @@ class CoreReport:
 
 def schedule_values(live: LiveModel, settings: Settings) -> dict[str, str]:
     """The contact schedule in force, the feet in contact and the next event, at the newest joint_states stamp."""
-    schedule = live.settings_cache.contact_schedule(settings)
+    schedule = live.planned or live.settings_cache.contact_schedule(settings)
     if schedule is None:
         return {
             "contact schedule": "none: every contact link in stance",

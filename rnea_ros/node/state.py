@@ -23,7 +23,13 @@ from rnea_ros.controller.law import CommandLaw
 from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.contact_distribution import KINDS, ContactDistribution, contact_distribution
 from rnea_ros.dynamics.contact_forces import Contact
-from rnea_ros.dynamics.contact_schedule import ContactSchedule, stance_weights
+from rnea_ros.dynamics.contact_schedule import (
+    AlwaysInStance,
+    ContactSchedule,
+    EventSchedule,
+    ScheduleError,
+    stance_weights,
+)
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
@@ -142,6 +148,16 @@ class ImuMessage(NamedTuple):
 class BaseAccelerationReading(NamedTuple):
     frame: str
     classical: np.ndarray  # [a, α] of the root link, in its frame
+
+
+class ContactScheduleReading(NamedTuple):
+    """contact_schedule: the links named, the header stamp [s] (0: now), each event's time from it [s]
+    and stance states (events × links, True: in stance from then on)."""
+
+    names: list[str]
+    stamp: float
+    times: np.ndarray
+    stance: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -324,13 +340,22 @@ class SettingsCache:
             cached = self._schedule = (settings, settings.contact_schedule())
         return cached[1]
 
+    def schedule_in_force(self, planned: ContactSchedule | None) -> ContactSchedule:
+        """A planner's schedule, else the gait of the last settings used, else every link in stance (any thread)."""
+        if planned is not None:
+            return planned
+        cached = self._schedule
+        gait = cached[1] if cached is not None else None
+        return gait if gait is not None else AlwaysInStance(self.bound.contacts.links)
+
     def scheduled_distribution(
-        self, settings: Settings, stamp: float, user: str = "joint_states"
+        self, settings: Settings, stamp: float, planned: ContactSchedule | None = None, user: str = "joint_states"
     ) -> ContactDistribution:
-        """The contact distribution at a joint_states ``stamp``: onto the links the schedule has in stance
-        then, with their lift-off and touch-down ramps (``ScheduledContacts``); without a gait, onto every
-        contact link (``contact_distribution``)."""
-        schedule = self.contact_schedule(settings)
+        """The contact distribution at a joint_states ``stamp``: onto the links the schedule (``planned``, a
+        planner's, else the gait's) has in stance then, with their lift-off and touch-down ramps
+        (``ScheduledContacts``); with neither, onto every contact link (``contact_distribution``)."""
+        gait = self.contact_schedule(settings)
+        schedule = planned if planned is not None else gait
         if schedule is None:
             return self.contact_distribution(settings, user)
         cached = self._scheduled.get(user)
@@ -401,6 +426,7 @@ class LiveModel:
         self.odometry: BaseState | None = None
         self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
+        self.planned: ContactSchedule | None = None  # a planner's contact_schedule (None: the gait parameters)
         self.settings_cache = SettingsCache(bound)  # what the settings make of this model
 
     @classmethod
@@ -415,6 +441,7 @@ class LiveModel:
         live.newest_stamp, live.unknown_names = self.newest_stamp, self.unknown_names
         live.desired, live.wrenches = self.desired, self.wrenches
         live.odometry, live.imu, live.base_acceleration = self.odometry, self.imu, self.base_acceleration
+        live.planned = self.planned if bound.contact_links == self.bound.contact_links else None
         return live
 
     # what is bound to the model, read through
@@ -514,6 +541,38 @@ class LiveModel:
             raise InvalidMessageError("wrong_frame", f"frame '{reading.frame}' is not the root link '{base_link}'")
         self.base_acceleration = (reading.classical, now)
 
+    def set_contact_schedule(self, reading: ContactScheduleReading, now: float) -> None:
+        """A planner's events replace the schedule in force from their first on (before it, the stance
+        in force when they came); no events: back to the gait parameters. Refused with the reason
+        (``schedule_<ScheduleError.reason>``), the last valid schedule kept: events in the past (before
+        the newest joint_states stamp), unknown or missing links, overlapping events, no support."""
+        if self.contacts is None:
+            raise InvalidMessageError("schedule_no_contact_links", "contact_schedule: contact_links is empty")
+        if len(reading.times) == 0:
+            self.planned = None
+            return
+        links = self.contact_links
+        newest = self.newest_stamp if math.isfinite(self.newest_stamp) else 0.0
+        start = reading.stamp if reading.stamp > 0.0 else newest
+        try:
+            unknown, missing = sorted(set(reading.names) - set(links)), sorted(set(links) - set(reading.names))
+            if unknown or missing:
+                raise ScheduleError(
+                    "unknown_link", f"names {reading.names}: unknown {unknown}, missing {missing} of contact_links"
+                )
+            events = [
+                (start + t, [name for name, down in zip(reading.names, row, strict=True) if down])
+                for t, row in zip(reading.times.tolist(), reading.stance, strict=True)
+            ]
+            in_force = self.settings_cache.schedule_in_force(self.planned)
+            schedule = EventSchedule(links, events, in_force.stance_links(newest))
+            schedule.check_at(newest)
+        except ScheduleError as error:
+            raise InvalidMessageError(
+                f"schedule_{error.reason}", f"contact_schedule refused, the last valid one kept: {error}"
+            ) from error
+        self.planned = schedule
+
     # --- what to compute with ----------------------------------------------------------------
     def inputs_now(self, now: float, settings: Settings) -> Inputs:
         """q, q̇, q̈ and wrenches to compute with: measured or desired state, fresh inputs only."""
@@ -545,7 +604,7 @@ class LiveModel:
         base_qdd = self._base_acceleration(now, settings.acceleration_timeout)
         distribution = None
         if self.contacts is not None:
-            distribution = self.settings_cache.scheduled_distribution(settings, self.newest_stamp)
+            distribution = self.settings_cache.scheduled_distribution(settings, self.newest_stamp, self.planned)
         return Inputs(
             q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired, held, gains, distribution
         )

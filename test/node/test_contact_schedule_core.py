@@ -13,7 +13,7 @@ import pytest
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.inputs import BY_TOPIC
 from rnea_ros.node.settings import Settings, settings_from
-from rnea_ros.node.state import OdometryReading
+from rnea_ros.node.state import ContactScheduleReading, InvalidMessageError, OdometryReading
 from rnea_ros.testing.legged import solo_standing_pose
 from rnea_ros.testing.reference import robot_urdf
 
@@ -94,3 +94,90 @@ def test_a_gait_that_cannot_be_walked_is_refused_with_the_reason_and_the_last_va
     with pytest.raises(ValueError, match=says):
         settings_from(change, before)
     assert core.live.settings_cache.contact_schedule(core.settings).duty == (0.6, 0.6, 0.6, 0.6)
+
+
+FL_HR, FR_HL, ALL = (1, 0, 0, 1), (0, 1, 1, 0), (1, 1, 1, 1)
+
+
+def planned(core: RneaCore, events, stamp: float = 0.0, names=FEET) -> None:
+    """A planner's contact_schedule: (time from ``stamp``, stance per link) per event."""
+    times = np.array([t for t, _ in events], dtype=float)
+    stance = np.array([row for _, row in events], dtype=bool).reshape(len(events), len(names))
+    core.receive(BY_TOPIC["contact_schedule"], ContactScheduleReading(list(names), stamp, times, stance))
+
+
+def test_a_planners_schedule_replaces_the_gait_from_its_first_event_and_an_empty_one_gives_it_back():
+    core = trotting("minimum_norm", gait_period=0.0)
+    at(core, 1.0)
+    planned(core, [(0.1, FL_HR), (0.3, ALL), (0.35, FR_HL)])  # stamp 0: from the newest joint_states stamp
+    out = at(core, 1.05)  # before its first event: the stance in force when it came (all four)
+    assert all(np.linalg.norm(w[:3]) > 0.5 for w in out.contact_wrenches.values())
+    out = at(core, 1.2)
+    assert np.all(out.contact_wrenches["FR_FOOT"] == 0.0) and np.all(out.contact_wrenches["HL_FOOT"] == 0.0)
+    assert np.linalg.norm(out.base_residual) < 1e-6
+    values = core.report().values
+    assert values["contact schedule"] == "events: 3 from 1.100 s to 1.350 s"
+    assert values["feet in contact"] == "FL_FOOT, HR_FOOT"
+    assert values["next contact event"] == "1.300 s: FL_FOOT, FR_FOOT, HL_FOOT, HR_FOOT"
+    out = at(core, 1.5)
+    assert np.all(out.contact_wrenches["FL_FOOT"] == 0.0) and np.linalg.norm(out.contact_wrenches["FR_FOOT"]) > 0.5
+    planned(core, [])
+    assert core.live.planned is None
+    assert all(np.linalg.norm(w[:3]) > 0.5 for w in at(core, 1.6).contact_wrenches.values())
+
+
+PLANNED_HOSTILE = {
+    "past": (dict(events=[(0.0, FL_HR)], stamp=0.5), "schedule_past"),
+    "unknown link": (dict(events=[(0.1, (1, 1, 1, 1, 1))], names=(*FEET, "base_link")), "schedule_unknown_link"),
+    "missing link": (dict(events=[(0.1, (1, 1, 1))], names=FEET[:3]), "schedule_unknown_link"),
+    "overlapping": (dict(events=[(0.1, ALL), (0.1, FL_HR)]), "schedule_overlapping"),
+    "out of order": (dict(events=[(0.2, ALL), (0.1, FL_HR)]), "schedule_overlapping"),
+    "the only support released": (dict(events=[(0.1, (1, 0, 0, 0)), (0.2, (0, 0, 0, 0))]), "schedule_only_support"),
+    "a pair swapped in one instant": (dict(events=[(0.1, FL_HR), (0.2, FR_HL)]), "schedule_only_support"),
+}
+
+
+@pytest.mark.parametrize("case", PLANNED_HOSTILE)
+def test_a_hostile_planners_schedule_is_refused_with_its_reason_and_the_last_valid_one_kept(case):
+    core = trotting("qp", gait_period=0.0)
+    at(core, 1.0)
+    planned(core, [(0.1, FL_HR), (0.3, ALL)])
+    kept = core.live.planned
+    arguments, reason = PLANNED_HOSTILE[case]
+    with pytest.raises(InvalidMessageError) as refused:
+        planned(core, **arguments)
+    assert refused.value.reason == reason, str(refused.value)
+    assert "the last valid one kept" in str(refused.value)
+    assert core.live.planned is kept
+    assert np.all(at(core, 1.2).contact_wrenches["FR_FOOT"] == 0.0)
+
+
+@pytest.mark.ros
+def test_the_contact_schedule_is_read_from_a_joint_trajectory():
+    from builtin_interfaces.msg import Duration, Time
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from rnea_ros.node.messages import read_contact_schedule
+
+    def message(*rows, names=FEET):
+        msg = JointTrajectory(joint_names=list(names))
+        msg.header.stamp = Time(sec=12, nanosec=500_000_000)
+        for k, row in enumerate(rows):
+            msg.points.append(
+                JointTrajectoryPoint(positions=list(row), time_from_start=Duration(nanosec=k * 100_000_000))
+            )
+        return msg
+
+    reading = read_contact_schedule(message(FL_HR, ALL))
+    assert reading.names == list(FEET) and reading.stamp == 12.5
+    assert reading.times.tolist() == [0.0, 0.1] and reading.stance.tolist() == [[True, False, False, True], [True] * 4]
+    for rows, reason in [
+        (((1, 0.5, 1, 1),), "contact_state"),
+        (((1, math.nan, 1, 1),), "non_finite"),
+        (((1, 1),), "wrong_length"),
+    ]:
+        with pytest.raises(InvalidMessageError) as refused:
+            read_contact_schedule(message(*rows))
+        assert refused.value.reason == reason
+    with pytest.raises(InvalidMessageError, match="twice"):
+        read_contact_schedule(message(ALL, names=("FL_FOOT",) * 4))
