@@ -60,9 +60,9 @@ class ScheduledContacts:
             self._by_stance[stance] = found
         return found
 
-    def at(self, weights: np.ndarray):
+    def at(self, weights: np.ndarray) -> AtInstant:
         """A ``ContactDistribution`` with these weights (the schedule's at one instant)."""
-        return lambda *state: self(weights, *state)
+        return AtInstant(self, weights)
 
     def __call__(
         self, weights, q_base, v_base, qdd_base, q, qd, qdd, wrenches=None
@@ -135,3 +135,16 @@ class ScheduledContacts:
         full_q = np.concatenate([q_base, q])
         full_qd = np.concatenate([np.zeros(6), qd])
         return R_world_base @ self.model.link_rotation_in_base(self.links[k], full_q, full_qd)[0]
+
+
+class AtInstant:
+    """``ScheduledContacts`` with the stance weights of one instant: a ``ContactDistribution`` that
+    also says its ``weights``."""
+
+    __slots__ = ("scheduled", "weights")
+
+    def __init__(self, scheduled: ScheduledContacts, weights: np.ndarray) -> None:
+        self.scheduled, self.weights = scheduled, weights
+
+    def __call__(self, *state) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.scheduled(self.weights, *state)

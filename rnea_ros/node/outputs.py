@@ -31,6 +31,8 @@ class OutputMessages:
         self.residual.header.frame_id = live.model.base_link or ""
         links = live.contacts.links if live.contacts is not None else []
         self.contacts = [WrenchStamped(header=Header(frame_id=link)) for link in links]  # estimated_contact_wrenches
+        self.contact_states = JointState(name=list(links))  # stance weight and force per contact link
+        self.all_in_stance = np.ones(len(links))
 
 
 class OutputPublishers:
@@ -53,6 +55,7 @@ class OutputPublishers:
         self.trajectory = publisher(JointTrajectory, "feedforward_trajectory")
         self.residual = publisher(WrenchStamped, "base_wrench_residual")
         self.contacts = publisher(WrenchStamped, "estimated_contact_wrenches")
+        self.contact_states = publisher(JointState, "contact_states")
         self._messages: OutputMessages | None = None  # touched by the joint_states thread only
 
     def publish(self, outputs: Outputs, header) -> None:
@@ -73,8 +76,14 @@ class OutputPublishers:
         if outputs.base_residual is not None:
             self._publish_wrench(self.residual, out.residual, header, outputs.base_residual)
         if outputs.wrenches is not None:
-            for msg, wrench in zip(out.contacts, outputs.wrenches.reshape(-1, 6), strict=True):
+            wrenches = outputs.wrenches.reshape(-1, 6)
+            for msg, wrench in zip(out.contacts, wrenches, strict=True):
                 self._publish_wrench(self.contacts, msg, header, wrench)
+            states = out.contact_states
+            states.header = header
+            states.position = messages.as_float64_array(out.all_in_stance if outputs.stance is None else outputs.stance)
+            states.effort = messages.as_float64_array(np.linalg.norm(wrenches[:, :3], axis=1))
+            self.contact_states.publish(states)
 
     @staticmethod
     def _publish_wrench(publisher, msg: WrenchStamped, header, wrench: np.ndarray) -> None:

@@ -542,36 +542,13 @@ class LiveModel:
         self.base_acceleration = (reading.classical, now)
 
     def set_contact_schedule(self, reading: ContactScheduleReading, now: float) -> None:
-        """A planner's events replace the schedule in force from their first on (before it, the stance
-        in force when they came); no events: back to the gait parameters. Refused with the reason
-        (``schedule_<ScheduleError.reason>``), the last valid schedule kept: events in the past (before
-        the newest joint_states stamp), unknown or missing links, overlapping events, no support."""
+        """A planner's events replace the schedule in force (``planned_schedule``); no events: back to
+        the gait parameters. Refused with the reason, the last valid schedule kept."""
         if self.contacts is None:
             raise InvalidMessageError("schedule_no_contact_links", "contact_schedule: contact_links is empty")
-        if len(reading.times) == 0:
-            self.planned = None
-            return
-        links = self.contact_links
         newest = self.newest_stamp if math.isfinite(self.newest_stamp) else 0.0
-        start = reading.stamp if reading.stamp > 0.0 else newest
-        try:
-            unknown, missing = sorted(set(reading.names) - set(links)), sorted(set(links) - set(reading.names))
-            if unknown or missing:
-                raise ScheduleError(
-                    "unknown_link", f"names {reading.names}: unknown {unknown}, missing {missing} of contact_links"
-                )
-            events = [
-                (start + t, [name for name, down in zip(reading.names, row, strict=True) if down])
-                for t, row in zip(reading.times.tolist(), reading.stance, strict=True)
-            ]
-            in_force = self.settings_cache.schedule_in_force(self.planned)
-            schedule = EventSchedule(links, events, in_force.stance_links(newest))
-            schedule.check_at(newest)
-        except ScheduleError as error:
-            raise InvalidMessageError(
-                f"schedule_{error.reason}", f"contact_schedule refused, the last valid one kept: {error}"
-            ) from error
-        self.planned = schedule
+        in_force = self.settings_cache.schedule_in_force(self.planned)
+        self.planned = planned_schedule(reading, self.contact_links, in_force, newest) if len(reading.times) else None
 
     # --- what to compute with ----------------------------------------------------------------
     def inputs_now(self, now: float, settings: Settings) -> Inputs:
@@ -662,3 +639,30 @@ class LiveModel:
         if accel is None or now - accel[1] > timeout:
             return None
         return accel[0]
+
+
+def planned_schedule(
+    reading: ContactScheduleReading, links: Sequence[str], in_force: ContactSchedule, newest: float
+) -> EventSchedule:
+    """A planner's events as the schedule from their first on (before it, the stance ``in_force`` had at
+    the ``newest`` joint_states stamp, which a stamp of 0 means). InvalidMessageError
+    (``schedule_<ScheduleError.reason>``) for events in the past (before ``newest``), unknown or missing
+    links, overlapping events, no support."""
+    start = reading.stamp if reading.stamp > 0.0 else newest
+    try:
+        unknown, missing = sorted(set(reading.names) - set(links)), sorted(set(links) - set(reading.names))
+        if unknown or missing:
+            raise ScheduleError(
+                "unknown_link", f"names {reading.names}: unknown {unknown}, missing {missing} of contact_links"
+            )
+        events = [
+            (start + t, [name for name, down in zip(reading.names, row, strict=True) if down])
+            for t, row in zip(reading.times.tolist(), reading.stance, strict=True)
+        ]
+        schedule = EventSchedule(links, events, in_force.stance_links(newest))
+        schedule.check_at(newest)
+    except ScheduleError as error:
+        raise InvalidMessageError(
+            f"schedule_{error.reason}", f"contact_schedule refused, the last valid one kept: {error}"
+        ) from error
+    return schedule

@@ -45,6 +45,7 @@ class Outputs(NamedTuple):
     base_residual: np.ndarray | None = None
     wrenches: np.ndarray | None = None
     clipped: int = 0  # command joints clipped to their effort limit
+    stance: np.ndarray | None = None  # with a contact schedule: each contact link's stance weight (0: swing)
 
     @property
     def contact_wrenches(self) -> dict[str, np.ndarray] | None:
@@ -154,7 +155,9 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     if inputs.distribution is not None:
         distribute = inputs.distribution
         tau, gravity, f = distribute(base.q, base.v, base_qdd, inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
-        return _floating_base_outputs(live, inputs, settings, tau, gravity, f)
+        outputs = _floating_base_outputs(live, inputs, settings, tau, gravity, f)
+        stance = getattr(distribute, "weights", None)  # a contact schedule's (ScheduledContacts.at)
+        return outputs if stance is None else outputs._replace(stance=stance)
     q = np.concatenate([base.q, inputs.q])
     qd = np.concatenate([base.v, inputs.qd])
     qdd = np.concatenate([base_qdd, inputs.qdd])

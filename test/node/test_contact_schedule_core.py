@@ -50,6 +50,7 @@ def test_at_each_stamp_the_feet_the_gait_has_down_carry_the_base_and_swing_feet_
     core = trotting(distribution)
     # 1.1 s: FL+HR down (0.1 s into their 0.3 s stance), FR+HL in the air
     out = at(core, 1.1)
+    assert out.stance.tolist() == [1.0, 0.0, 0.0, 1.0]  # contact_states' positions
     wrenches = out.contact_wrenches
     assert np.all(wrenches["FR_FOOT"] == 0.0) and np.all(wrenches["HL_FOOT"] == 0.0)
     assert wrenches["FL_FOOT"][:3] @ wrenches["FL_FOOT"][:3] > 1.0 and wrenches["HR_FOOT"][2] != 0.0
@@ -62,6 +63,7 @@ def test_at_each_stamp_the_feet_the_gait_has_down_carry_the_base_and_swing_feet_
     assert np.linalg.norm(out.base_residual) < 1e-6
     # 1.77 s: all four down, FL+HR 0.03 s before lift-off (weight 0.6), FR+HL 0.02 s after landing (0.4)
     out = at(core, 1.77)
+    assert out.stance == pytest.approx([0.6, 0.4, 0.4, 0.6])
     loads = {link: np.linalg.norm(w[:3]) for link, w in out.contact_wrenches.items()}
     assert all(load > 0.5 for load in loads.values()), loads
     assert np.linalg.norm(out.base_residual) < 1e-6
@@ -75,6 +77,7 @@ def test_without_a_gait_every_contact_link_carries_as_before():
     core = trotting("minimum_norm", gait_period=0.0)
     out = at(core, 1.1)
     assert all(np.linalg.norm(w[:3]) > 0.5 for w in out.contact_wrenches.values())
+    assert out.stance is None  # contact_states: all in stance
     assert core.report().values["contact schedule"] == "none: every contact link in stance"
 
 

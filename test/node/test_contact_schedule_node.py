@@ -10,6 +10,7 @@ import rclpy
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel
@@ -40,6 +41,8 @@ class ScheduleClient(Client):
         self.schedule = self.node.create_publisher(JointTrajectory, "contact_schedule", 10)
         self.contacts: list[WrenchStamped] = []
         self.node.create_subscription(WrenchStamped, "estimated_contact_wrenches", self.contacts.append, 100)
+        self.states: list[JointState] = []
+        self.node.create_subscription(JointState, "contact_states", self.states.append, 100)
 
     def send_odometry(self) -> None:
         msg = Odometry()
@@ -84,6 +87,11 @@ def test_the_contact_wrenches_follow_the_gait_then_a_planners_schedule_over_dds(
         first, second = client.loads(), client.loads()
         assert first["FR_FOOT"] == first["HL_FOOT"] == 0.0 and min(first["FL_FOOT"], first["HR_FOOT"]) > 1.0, first
         assert second["FL_FOOT"] == second["HR_FOOT"] == 0.0 and min(second["FR_FOOT"], second["HL_FOOT"]) > 1.0
+        mine = lambda: [m for m in client.states if m.header.stamp.sec == client.stamp_sec]  # noqa: E731
+        assert client.spin_until(lambda: bool(mine()), 2.0)
+        states = mine()[0]
+        assert list(states.name) == SOLO_FEET and list(states.position) == [0.0, 1.0, 1.0, 0.0]
+        assert states.effort[0] == 0.0 and states.effort[1] == pytest.approx(second["FR_FOOT"])
         assert client.diagnostic_says("feet in contact")
         values = client.latest_diagnostic_values()
         assert values["contact schedule"] == "gait: period 3 s, duty 0.6, phases [0.0, 0.5, 0.5, 0.0]"
