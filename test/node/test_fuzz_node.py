@@ -63,7 +63,12 @@ class Fed:
         return sum(self.rejected.values())
 
 
-ROWS = {row.msg_type: row for row in INPUTS if row.handler is None}  # those the core takes in alone
+# those the core takes in alone, by type; of two topics of one type (desired_accelerations and
+# contact_schedule, both JointTrajectory) the first in the table
+ROWS = {}
+for _row in INPUTS:
+    if _row.handler is None:
+        ROWS.setdefault(_row.msg_type, _row)
 
 
 def feed(core: RneaCore, fed: Fed, msg, sign: float = 1.0) -> None:
