@@ -309,8 +309,9 @@ def links_with_information(
     joint terms ``fitted`` and the other links: a link whose columns add no rank to the rest's (no joint
     torque depends on its parameters, or only as another column does: the first link of an arm turning
     about a vertical axis, whose only torque is its inertia about that axis, its joint's armature's
-    column) is one the data do not determine, and keeps the URDF's values exactly. Taken out one at a
-    time, in order (two links that share their only direction: the second keeps it). Returns
+    column) is one the data do not determine, and keeps the URDF's values exactly. Each link is
+    tested against the joint terms and the links before it in ``columns`` (the tree's order): of two
+    links that share their directions, the nearer the base keeps them. Returns
     (informative, silent) as indices into ``columns``."""
     shared = np.concatenate(columns) if len(columns) else np.zeros(0, dtype=int)
     P, S = sums.xx.shape[1] - len(JOINT_TERMS), len(shared)
@@ -329,11 +330,16 @@ def links_with_information(
     def rank(keep: np.ndarray) -> int:
         return int((np.linalg.eigvalsh(scaled[np.ix_(keep, keep)]) > floor).sum()) if len(keep) else 0
 
-    keep = np.ones(size, dtype=bool)
-    full, silent = rank(np.flatnonzero(keep)), []
+    # each link against the joint terms and the links before it (``columns`` in the tree's order: its
+    # parent's before it): a gripper finger fixed to its parent spans the parent's columns, and testing
+    # each link against all the others left the wrist's last link out (the finger's bounds then kept both)
+    chosen, silent = np.arange(S, size), []
+    before = rank(chosen)
     for l in range(len(columns)):
-        trial = keep.copy()
-        trial[10 * l : 10 * l + 10] = False
-        if rank(np.flatnonzero(trial)) == full:
-            keep, silent = trial, [*silent, l]
-    return [l for l in range(len(columns)) if l not in silent], silent
+        trial = np.r_[np.arange(10 * l, 10 * l + 10), chosen]
+        now = rank(trial)
+        if now > before:
+            chosen, before = trial, now
+        else:
+            silent.append(l)
+    return [l for l in range(len(columns)) if l not in silent], sorted(silent)
