@@ -22,6 +22,7 @@ from rnea_ros.dynamics.corrections import CorrectedModel
 # a gap between two joint_states longer than this (or a stamp that goes back) adds nothing to the integral
 MAX_INTEGRATION_STEP = 0.1  # s
 PARAMETERS = ("ct_kp", "ct_kd", "ct_ki", "ct_i_clamp")
+FIXED_BASE_ONLY = "command_source computed_torque is for fixed-base robots (a floating base: inverse_dynamics)"
 
 
 class ComputedTorque(CommandLaw):
@@ -34,9 +35,7 @@ class ComputedTorque(CommandLaw):
     def __init__(self, corrected: CorrectedModel, command_rows: np.ndarray, params: object) -> None:
         super().__init__(corrected, command_rows, params)
         if self.model.floating_base:
-            raise ValueError(
-                "command_source computed_torque is for fixed-base robots (a floating base: inverse_dynamics)"
-            )
+            raise ValueError(FIXED_BASE_ONLY)
         kp, kd, ki, clamp = (getattr(params, name) for name in PARAMETERS)
         self.kp = per_joint(kp, command_rows, self.n)
         self.kd = per_joint(kd, command_rows, self.n) if kd else 2.0 * np.sqrt(self.kp)
@@ -54,6 +53,8 @@ class ComputedTorque(CommandLaw):
 
     @classmethod
     def check(cls, params: object, command_joints: Sequence[str]) -> None:
+        if getattr(params, "floating_base", False):  # a live change too (a floating root joint: at the build)
+            raise ValueError(FIXED_BASE_ONLY)
         for name in PARAMETERS:
             check_length(name, getattr(params, name), command_joints)
 
