@@ -55,6 +55,7 @@ def instants(rng: np.random.Generator, count: int) -> np.ndarray:
     return np.r_[anywhere, near]
 
 
+@pytest.mark.slow  # 200 instants of a trot, three distributions: over 10 s of CPU on 2 loaded cores
 @pytest.mark.parametrize("case", CASES)
 def test_the_torques_are_pinocchios_with_the_scheduled_contacts_forces_at_200_instants_of_a_trot(solo, case):
     model, reference = solo
@@ -82,6 +83,7 @@ def test_the_torques_are_pinocchios_with_the_scheduled_contacts_forces_at_200_in
     assert worst_base <= 1e-9, f"base residual {worst_base:.2e} left by the minimum-norm blend"
 
 
+@pytest.mark.slow  # 200 instants of a trot, three distributions: over 10 s of CPU on 2 loaded cores
 @pytest.mark.parametrize("case", CASES)
 def test_the_ramps_leave_no_torque_step_across_lift_off_and_touch_down(solo, case):
     """One state held while the schedule's time sweeps a whole cycle every 0.1 ms: each step of τ is

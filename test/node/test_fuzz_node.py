@@ -143,6 +143,7 @@ def invalid(names, position, velocity) -> bool:
     return wrong_length or non_finite or len(set(names)) != n
 
 
+@pytest.mark.slow  # 10-13 s of CPU on 2 loaded cores
 @seed(20261122)
 @FUZZ
 @given(messages=st.lists(joint_states(), min_size=1, max_size=6))
@@ -182,6 +183,7 @@ def wrenches(draw):
     return msg
 
 
+@pytest.mark.slow  # 10-13 s of CPU on 2 loaded cores
 @seed(20261123)
 @FUZZ
 @given(
