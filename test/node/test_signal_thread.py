@@ -52,6 +52,7 @@ def clean_exit(order: str, timeout: float) -> bool:
     return done.returncode == 0 and "clean" in done.stdout
 
 
+@pytest.mark.slow  # 12.0 s of CPU in a fresh clone's inner loop beside other work (the 10 s limit of unmarked tests)
 def test_without_the_join_the_race_is_real():
     """That the test below can fail: rclpy's own order crashes within a few tries (at most 40)."""
     assert any(not clean_exit("rclpy's order", timeout=5.0) for _ in range(40))  # a clean one: 0.2 s
