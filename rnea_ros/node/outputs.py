@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
+from control_msgs.msg import JointTrajectoryControllerState
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
-from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.node import messages
 from rnea_ros.node.state import LiveModel
@@ -17,6 +20,8 @@ from rnea_ros.node.torques import Outputs
 
 if TYPE_CHECKING:
     from rclpy.node import Node
+
+LISTENERS_PERIOD = 0.5  # [s] how often controller_state's subscribers are counted
 
 
 class OutputMessages:
@@ -33,6 +38,33 @@ class OutputMessages:
         self.contacts = [WrenchStamped(header=Header(frame_id=link)) for link in links]  # estimated_contact_wrenches
         self.contact_states = JointState(name=list(links))  # stance weight and force per contact link
         self.all_in_stance = np.ones(len(links))
+        self.controller_state = JointTrajectoryControllerState(
+            joint_names=[names[j] for j in live.command_order], speed_scaling_factor=1.0
+        )
+
+
+def fill_controller_state(msg: JointTrajectoryControllerState, outputs: Outputs, header) -> None:
+    """``msg`` (its joint_names the command joints) filled as a JTC fills its controller_state, for
+    the state ``outputs`` answers: reference (the desired point: positions and velocities only while
+    one is fresh or held, NaN for a joint it does not name; accelerations always), feedback (the
+    measured state), error (reference − feedback, where there is a reference) and output (the
+    effort commands), stamped with the joint_states it answers."""
+    inputs, rows = outputs.inputs, outputs.live.command_order
+    measured_q = inputs.q_measured if inputs.q_measured is not None else outputs.q
+    measured_qd = inputs.qd_measured if inputs.qd_measured is not None else outputs.qd
+    msg.header = header
+    msg.feedback = JointTrajectoryPoint(
+        positions=messages.as_float64_array(measured_q[rows]), velocities=messages.as_float64_array(measured_qd[rows])
+    )
+    reference = JointTrajectoryPoint(accelerations=messages.as_float64_array(inputs.qdd[rows]))
+    error = JointTrajectoryPoint()
+    if inputs.q_desired is not None:
+        q_desired, qd_desired = inputs.q_desired[rows], inputs.qd_desired[rows]
+        reference.positions, reference.velocities = (messages.as_float64_array(v) for v in (q_desired, qd_desired))
+        error.positions = messages.as_float64_array(q_desired - measured_q[rows])
+        error.velocities = messages.as_float64_array(qd_desired - measured_qd[rows])
+    msg.reference, msg.error = reference, error
+    msg.output = JointTrajectoryPoint(effort=messages.as_float64_array(outputs.commands))
 
 
 class OutputPublishers:
@@ -56,6 +88,8 @@ class OutputPublishers:
         self.residual = publisher(WrenchStamped, "base_wrench_residual")
         self.contacts = publisher(WrenchStamped, "estimated_contact_wrenches")
         self.contact_states = publisher(JointState, "contact_states")
+        self.controller_state = publisher(JointTrajectoryControllerState, "~/controller_state")
+        self._state_listened, self._state_checked = False, -math.inf
         self._messages: OutputMessages | None = None  # touched by the joint_states thread only
 
     def publish(self, outputs: Outputs, header) -> None:
@@ -84,6 +118,17 @@ class OutputPublishers:
             states.position = messages.as_float64_array(out.all_in_stance if outputs.stance is None else outputs.stance)
             states.effort = messages.as_float64_array(np.linalg.norm(wrenches[:, :3], axis=1))
             self.contact_states.publish(states)
+        if outputs.inputs is not None and self._controller_state_listened():
+            fill_controller_state(out.controller_state, outputs, header)
+            self.controller_state.publish(out.controller_state)
+
+    def _controller_state_listened(self) -> bool:
+        """Whether controller_state has subscribers, asked at most every LISTENERS_PERIOD (the question
+        costs ~9 µs, a tenth of a state's answer): the state is for plots, filled only when plotted."""
+        now = time.monotonic()
+        if now - self._state_checked > LISTENERS_PERIOD:
+            self._state_listened, self._state_checked = self.controller_state.get_subscription_count() > 0, now
+        return self._state_listened
 
     @staticmethod
     def _publish_wrench(publisher, msg: WrenchStamped, header, wrench: np.ndarray) -> None:

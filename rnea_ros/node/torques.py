@@ -46,6 +46,7 @@ class Outputs(NamedTuple):
     wrenches: np.ndarray | None = None
     clipped: int = 0  # command joints clipped to their effort limit
     stance: np.ndarray | None = None  # with a contact schedule: each contact link's stance weight (0: swing)
+    inputs: Inputs | None = None  # what they were computed from: the reference and the feedback
 
     @property
     def contact_wrenches(self) -> dict[str, np.ndarray] | None:
@@ -69,7 +70,7 @@ def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None =
         tau, held = with_corrections(live, inputs, tau, held)
         commands, clipped = effort_commands(live, inputs, settings, tau, held, law)
         _check_finite(tau, gravity)
-        return Outputs(live, inputs.q, inputs.qd, tau, commands, gravity, clipped=clipped)
+        return Outputs(live, inputs.q, inputs.qd, tau, commands, gravity, clipped=clipped, inputs=inputs)
     if inputs.base is None:
         return None
     return _floating_outputs(live, inputs, settings)
@@ -183,5 +184,14 @@ def _floating_base_outputs(
         _check_finite(corrected, corrected_held)
     commands, clipped = effort_commands(live, inputs, settings, corrected, corrected_held)
     return Outputs(
-        live, inputs.q, inputs.qd, corrected, commands, gravity[BASE_DOFS:], tau[:BASE_DOFS], wrenches, clipped
+        live,
+        inputs.q,
+        inputs.qd,
+        corrected,
+        commands,
+        gravity[BASE_DOFS:],
+        tau[:BASE_DOFS],
+        wrenches,
+        clipped,
+        inputs=inputs,
     )
