@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from rnea_ros import RobotModel
+from rnea_ros.dynamics import rnea as kernel
+from rnea_ros.motion.gait import Gait, GaitTrajectory
 from rnea_ros.motion.multisine import MultiSine
 from rnea_ros.testing.reference import EXAMPLE_ROBOT_DATA, robot_urdf
 
@@ -83,3 +85,56 @@ def solo_on_its_trajectory_controller(
         "contact_distribution": "qp", "contact_radius": [SOLO_FOOT_RADIUS], "friction_coefficient": 0.8,
     }  # fmt: skip
     return sim, node
+
+
+def feet_kinematics(model: RobotModel, feet: Sequence[str]) -> Callable[[np.ndarray], np.ndarray]:
+    """Forward kinematics of the ``feet`` links' origins in the floating base's frame, for many
+    joint states at once: joint positions (N, joints) in model order → (N, feet, 3) [m]. The tree's
+    own joint frames, axes and mimic couplings (``RobotModel.link_rotation_in_base``'s chain, with
+    positions); checked against Pinocchio in test/simulation/test_trot_gait.py."""
+    joints, bodies, first = model.joints, model.bodies, 7 if model.floating_base else 0
+    chains = []
+    for foot in feet:
+        frame = model.tree.link_frames[foot]
+        chain, i = [], frame.body
+        while i >= 0 and joints[i, kernel.JTYPE] != kernel.FREE_FLYER:
+            if joints[i, kernel.JTYPE] != kernel.REVOLUTE:
+                raise ValueError(f"{foot}: only revolute joints between the base and the feet")
+            chain.append(i)
+            i = joints[i, kernel.PARENT]
+        chains.append((list(reversed(chain)), frame.p))
+
+    def kinematics(q: np.ndarray) -> np.ndarray:
+        q = np.atleast_2d(q)
+        out = np.empty((len(q), len(chains), 3))
+        for k, (chain, link_p) in enumerate(chains):
+            R, p = None, np.zeros((len(q), 3))
+            for i in chain:
+                R_T = bodies[i, kernel.TREE_R : kernel.TREE_R + 9].reshape(3, 3)
+                p_T = bodies[i, kernel.TREE_P : kernel.TREE_P + 3]
+                p = p + (p_T if R is None else R @ p_T)
+                R = R_T if R is None else R @ R_T
+                angle = bodies[i, kernel.MULT] * q[:, joints[i, kernel.Q_INDEX] - first] + bodies[i, kernel.OFFSET]
+                R = np.matmul(R, _rotations(bodies[i, kernel.AXIS : kernel.AXIS + 3], angle))
+            out[:, k] = p + R @ link_p
+        return out
+
+    return kinematics
+
+
+def _rotations(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    """(N, 3, 3): rotations by ``angles`` about the unit ``axis`` (Rodrigues)."""
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    s, c = np.sin(angles), 1.0 - np.cos(angles)
+    return np.eye(3) + np.multiply.outer(s, K) + np.multiply.outer(c, K @ K)
+
+
+SOLO_TROT_PHASES = (0.0, 0.5, 0.5, 0.0)  # SOLO_FEET's order: FL and HR together, FR and HL half a period later
+
+
+def solo_trot(model: RobotModel, speed: float = 0.0, walk_from: float = 3.0, ramp: float = 2.0) -> GaitTrajectory:
+    """Solo12 trotting about its standing pose: diagonal pairs, period 0.5 s, duty 0.6, feet lifted
+    5 cm; in place, or from ``walk_from`` s on walking forward at ``speed`` [m/s], reached over ``ramp`` s."""
+    gait = Gait(0.5, 0.6, SOLO_TROT_PHASES, 0.05, speed, walk_from, ramp)
+    legs = [[model.joint_names.index(f"{foot[:2]}_{joint}") for joint in ("HAA", "HFE", "KFE")] for foot in SOLO_FEET]
+    return GaitTrajectory(gait, feet_kinematics(model, SOLO_FEET), solo_standing_pose(model.joint_names), legs)

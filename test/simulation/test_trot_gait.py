@@ -1,0 +1,117 @@
+"""The trot's joint trajectory (``motion/gait.py``, ``testing/legged.py``'s ``solo_trot``), checked
+without the simulator: the feet where the gait puts them by Pinocchio's forward kinematics, stance
+and swing as rnea_node's gait has them, the velocities and accelerations the derivatives of the
+positions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from rnea_ros import RobotModel
+from rnea_ros.dynamics.contact_schedule import PeriodicGait
+from rnea_ros.motion.gait import lift_curve, smoothstep, smoothstep_integral
+from rnea_ros.testing.legged import SOLO_FEET, SOLO_TROT_PHASES, SOLO_URDF, feet_kinematics, solo_trot
+
+LIFT = 0.05
+
+
+@pytest.fixture(scope="module")
+def solo():
+    model = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
+    reference = pin.buildModelFromXML(SOLO_URDF, pin.JointModelFreeFlyer())
+    assert [reference.names[i] for i in range(2, reference.njoints)] == model.joint_names
+    return model, reference
+
+
+def pinocchio_feet(reference, q: np.ndarray) -> np.ndarray:
+    """(N, feet, 3): the feet links' origins in the base frame, by Pinocchio (base at the origin)."""
+    data = reference.createData()
+    frames = [reference.getFrameId(foot) for foot in SOLO_FEET]
+    out = np.empty((len(q), len(frames), 3))
+    for n, joints in enumerate(q):
+        pin.framesForwardKinematics(reference, data, np.r_[np.zeros(6), 1.0, joints])
+        out[n] = [data.oMf[f].translation for f in frames]
+    return out
+
+
+def test_the_feet_kinematics_are_pinocchios(solo):
+    model, reference = solo
+    q = np.random.default_rng(4).uniform(-2.5, 2.5, (50, len(model.joint_names)))
+    error = feet_kinematics(model, SOLO_FEET)(q) - pinocchio_feet(reference, q)
+    assert np.abs(error).max() < 1e-12
+
+
+def test_the_curves_and_their_derivatives():
+    s = np.linspace(0.0, 1.0, 2001)
+    for curve in (smoothstep, lift_curve):
+        y, dy, ddy = curve(s)
+        assert np.abs(np.gradient(y, s)[1:-1] - dy[1:-1]).max() < 1e-4
+        assert np.abs(np.gradient(dy, s)[1:-1] - ddy[1:-1]).max() < 1e-3
+        assert np.abs([dy[0], dy[-1], ddy[0], ddy[-1]]).max() < 1e-12
+    assert lift_curve(np.array([0.5]))[0][0] == pytest.approx(1.0)
+    steps = np.diff(smoothstep_integral(np.linspace(0.0, 2.0, 4001)))
+    middles = np.linspace(0.0, 2.0, 4001)[:-1] + 0.00025
+    assert np.abs(steps / 0.0005 - smoothstep(middles)[0]).max() < 1e-6
+
+
+@pytest.mark.parametrize("speed", [0.0, 0.1], ids=["in place", "walking at 0.1 m/s"])
+def test_the_feet_step_as_the_nodes_gait_says(solo, speed):
+    """At 1,500 random times over 6 s (in place, or walking from 1 s on, at full speed from 2 s):
+    the stance feet are where they landed in the world (base moving by X(t)), the swing feet are
+    exactly the ones rnea_node's PeriodicGait has in swing (its own rule and clock, phases
+    [0, 0.5, 0.5, 0]) and rise 5 cm at mid-swing; Pinocchio's kinematics of the joint positions."""
+    model, reference = solo
+    trot = solo_trot(model, speed=speed, walk_from=1.0, ramp=1.0)
+    gait = trot.gait
+    node_gait = PeriodicGait(SOLO_FEET, 0.5, [0.6], list(SOLO_TROT_PHASES))
+    t = np.sort(np.random.default_rng(7).uniform(0.0, 6.0, 1500))
+    q, _, _ = trot.at_times(t)
+    feet = pinocchio_feet(reference, q)
+    stance = np.array([node_gait.stance_at(x) for x in t])
+    assert np.array_equal(stance, gait.in_stance(t))
+    X = gait.base_x(t)[0]
+    world = feet + np.stack([X, 0 * X, 0 * X], axis=1)[:, None, :]  # the base level at X(t)
+    standing = trot.spots
+    assert np.abs(world[..., 1:][stance] - standing[None, :, 1:].repeat(len(t), 0)[stance]).max() < 1e-9
+    for k in range(len(SOLO_FEET)):
+        touch_down = np.floor(t / 0.5 - SOLO_TROT_PHASES[k]) + SOLO_TROT_PHASES[k]
+        for cycle in np.unique(touch_down[stance[:, k]]):  # one spot per stance
+            x = world[stance[:, k] & (touch_down == cycle), k, 0]
+            assert np.ptp(x) < 1e-9
+            assert x[0] - standing[k, 0] == pytest.approx(gait.base_x(np.array([(cycle + 0.3) * 0.5]))[0][0], abs=1e-9)
+    lifted = world[..., 2] - standing[None, :, 2]
+    assert np.all(lifted[stance] < 1e-9) and np.all(lifted[~stance] > -1e-9)
+    assert lifted[~stance].max() == pytest.approx(LIFT, abs=2e-4)  # the samples' nearest to mid-swing
+    middle = (np.array([0.0, 0.5, 0.5, 0.0]) + 0.8) * 0.5 + 2.0  # mid-swing of each foot in the 5th cycle
+    for k, when in enumerate(middle):
+        top = pinocchio_feet(reference, trot.at_times(np.array([when]))[0])[0, k, 2] - standing[k, 2]
+        assert top == pytest.approx(LIFT, abs=1e-9)
+    if speed:
+        end = gait.base_x(np.array([6.0]))[0][0]
+        assert end == pytest.approx(speed * (6.0 - 1.0 - 0.5), abs=1e-12)  # the ramp loses half its time
+
+
+def test_velocities_and_accelerations_are_the_positions_derivatives(solo):
+    """q̇ = J⁻¹ ṗ and q̈ = J⁻¹(p̈ − J̇q̇) against central differences of q at 0.1 ms over 1.2 s, walking
+    from 0.3 s (q̈ away from lift-offs and touch-downs, where the curves' jerk steps); the trajectory
+    held at rest at its start before time 0; its table played back as computed."""
+    model, _ = solo
+    trot = solo_trot(model, speed=0.1, walk_from=0.3, ramp=0.5)
+    h = 1e-4
+    t = np.arange(round(1.2 / h) + 1) * h
+    q, qd, qdd = trot.at_times(t)
+    scale_v, scale_a = np.abs(qd).max(), np.abs(qdd).max()
+    assert scale_v > 3.0 and scale_a > 100.0  # the legs do move (rad/s, rad/s²)
+    assert np.abs((q[2:] - q[:-2]) / (2 * h) - qd[1:-1]).max() < 1e-4 * scale_v
+    switches = np.concatenate([(np.arange(-1, 4) + p + shift) * 0.5 for p in (0.0, 0.5) for shift in (0.0, 0.6)])
+    smooth = np.abs(t[1:-1, None] - switches).min(axis=1) > 1.5 * h
+    assert np.abs((qd[2:] - qd[:-2]) / (2 * h) - qdd[1:-1])[smooth].max() < 1e-4 * scale_a
+    before = trot.at_times(np.array([-1.0, -0.1]))
+    assert np.allclose(before[0], trot.standing) and not np.any(before[1]) and not np.any(before[2])
+    table = trot.tabulated(1.2)
+    between = np.random.default_rng(2).uniform(-0.2, 1.2, 500)
+    tolerances = (1e-9, 1e-6, 1e-3)  # rad, rad/s, rad/s²
+    for played, computed, tolerance in zip(table.at_times(between), trot.at_times(between), tolerances, strict=True):
+        assert np.abs(played - computed).max() < tolerance
