@@ -36,9 +36,18 @@ import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
-import numba
 import pytest
 from _pytest.mark.expression import Expression
+
+try:
+    import numba
+except ModuleNotFoundError as missing:  # a checkout without the project's .venv, or the venv not active
+    print(
+        f"pytest: {missing.name} is not installed for {sys.executable}: run scripts/test (it sets up .venv), "
+        "or scripts/setup --dev, then source scripts/env, then pytest",
+        file=sys.stderr,
+    )
+    raise SystemExit(pytest.ExitCode.USAGE_ERROR) from None
 
 try:
     ROS_AVAILABLE = importlib.util.find_spec("rclpy") is not None

@@ -144,3 +144,15 @@ def test_a_session_without_ros_tests_that_imports_rclpy_fails(tmp_path):
     assert run_pytest_in(tmp_path).returncode == 0  # no -m: ROS tests may be among them
     done = run_pytest_in(tmp_path, "-m", "not ros and not slow")
     assert done.returncode == 1 and "rclpy was imported by a session that deselects" in done.stdout, done.stdout
+
+
+def test_without_the_projects_venv_pytest_says_what_to_run_in_one_line():
+    """A checkout without .venv (numba absent from the Python that runs pytest): one line naming the
+    commands, exit code 4 (usage error), not a traceback from conftest."""
+    hide_numba = "import sys, pytest; sys.modules['numba'] = None; sys.exit(pytest.main(['-q', 'test/package']))"
+    result = subprocess.run(
+        [sys.executable, "-c", hide_numba], cwd=ROOT, env=QUICK_START, capture_output=True, text=True, timeout=60
+    )
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    assert result.returncode == 4, lines
+    assert len(lines) == 1 and "scripts/test" in lines[0] and "numba" in lines[0], lines
