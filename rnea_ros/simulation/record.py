@@ -13,7 +13,7 @@ MAX_RECORDED = 3_600_000  # one hour at 1 kHz; later states are not recorded (wi
 
 
 class Record:
-    """(stamp, q, qd, effort[, contact positions, wrenches]) per published state."""
+    """(stamp, q, qd, effort[, contact positions, wrenches, base position, orientation]) per published state."""
 
     def __init__(self, path: str, floating_base: bool, logger) -> None:
         self.path, self.floating_base, self.logger = path, floating_base, logger
@@ -23,7 +23,7 @@ class Record:
         if len(self.states) < MAX_RECORDED:
             state = (stamp, position, velocity, effort)
             if self.floating_base:
-                state += (robot.contact_positions(), robot.contact_wrenches())
+                state += (robot.contact_positions(), robot.contact_wrenches(), *robot.base_state()[:2])
             self.states.append(state)
         elif len(self.states) == MAX_RECORDED:
             self.logger.warning(f"record_file: only the first {MAX_RECORDED} states are kept", once=True)
@@ -49,6 +49,9 @@ class Record:
                 "contact_links": np.array(robot.options.contact_links),
                 "contact_position": np.array(columns[4] if self.states else ()),
                 "contact_wrench": np.array(columns[5] if self.states else ()),
+                # the base link's origin in the world and its orientation (x, y, z, w)
+                "base_position": np.array(columns[6] if self.states else ()),
+                "base_orientation": np.array(columns[7] if self.states else ()),
             }
         return {
             "joint_names": np.array(robot.joint_names),

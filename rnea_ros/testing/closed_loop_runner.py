@@ -22,6 +22,7 @@ outputs are seen; each topic has one reader.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -103,10 +104,17 @@ class TrajectoryPublisher:
     whenever this process was starved of CPU: tracking 0.65–1.8° instead of 0.007°)."""
 
     def __init__(
-        self, node: Node, joints: list[str], trajectory: MultiSine, period: float, seconds: float = 60.0
+        self,
+        node: Node,
+        joints: list[str],
+        trajectory: MultiSine,
+        period: float,
+        seconds: float = 60.0,
+        align: float = 0.0,
+        watch: dict[str, Callable[[JointState], None]] | None = None,
     ) -> None:
         self.node, self.joints, self.trajectory, self.period = node, joints, trajectory, period
-        self.seconds = seconds
+        self.seconds, self.align, self.watch = seconds, align, watch or {}
         self.sent = 0  # times the whole trajectory was published
         self.t0: float | None = None
         self.received = 0
@@ -119,6 +127,8 @@ class TrajectoryPublisher:
     def follow_outputs(self) -> None:
         """Subscribes to the node's feedforward_efforts (call once the node publishes them)."""
         self.outputs = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_output, 100)
+        for topic, callback in self.watch.items():
+            self.outputs.also_serve(JointState, topic, callback, 1000)
         self.outputs.start()
         self._sender.start()
 
@@ -131,7 +141,7 @@ class TrajectoryPublisher:
     def _on_output(self, msg: JointState) -> None:
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if self.t0 is None:
-            self.t0 = stamp + LEAD
+            self.t0 = stamp + LEAD if not self.align else math.ceil((stamp + LEAD) / self.align) * self.align
         self.received += 1
         self.latest = (stamp - self.t0, msg.effort)
 
@@ -166,6 +176,8 @@ def run_closed_loop(
     stop_node_after: float | None = None,
     progress: Callable[[TrajectoryPublisher], None] | None = None,
     bag: Path | None = None,
+    align: float = 0.0,
+    watch: dict[str, Callable[[JointState], None]] | None = None,
 ) -> Run:
     """Runs the simulator until its ``duration`` with rnea_node (none when ``node_parameters`` is
     None; stopped ``stop_node_after`` s of wall time after its first effort_commands, when given:
@@ -175,7 +187,10 @@ def run_closed_loop(
     With a trajectory, ``duration`` counts trajectory time: the run is stopped once the node has
     computed that far into it (its start waits for the publisher's subscription, which can take
     seconds to match). With ``bag``, the simulator's joint_states are recorded there as a rosbag2
-    (topic /NAMESPACE/joint_states), as ``ros2 bag record`` would. Needs rclpy initialised."""
+    (topic /NAMESPACE/joint_states), as ``ros2 bag record`` would. ``align`` [s]: the trajectory's
+    time 0 on a stamp that is a multiple of it (a gait's period: the node's gait cycle starts at
+    stamp 0); ``watch``: more of the node's JointState outputs (contact_states) by topic, each
+    message to its callback, on the thread that reads its feedforward_efforts. Needs rclpy initialised."""
     folder.mkdir(parents=True, exist_ok=True)
     period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
     record = folder / f"{namespace}_record.npz"
@@ -194,7 +209,7 @@ def run_closed_loop(
     node = Node("trajectory_publisher", namespace=namespace)
     publisher = None
     if trajectory is not None:
-        publisher = TrajectoryPublisher(node, joints, trajectory, period, (run_for or 55.0) + 5.0)
+        publisher = TrajectoryPublisher(node, joints, trajectory, period, (run_for or 55.0) + 5.0, align, watch)
     recorder = None  # the bag recorder's process, once the simulator's tap is seen
     node_diagnostics: dict[str, str] = {}
     node.create_subscription(

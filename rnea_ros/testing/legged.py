@@ -87,11 +87,11 @@ def solo_on_its_trajectory_controller(
     return sim, node
 
 
-def feet_kinematics(model: RobotModel, feet: Sequence[str]) -> Callable[[np.ndarray], np.ndarray]:
-    """Forward kinematics of the ``feet`` links' origins in the floating base's frame, for many
-    joint states at once: joint positions (N, joints) in model order → (N, feet, 3) [m]. The tree's
-    own joint frames, axes and mimic couplings (``RobotModel.link_rotation_in_base``'s chain, with
-    positions); checked against Pinocchio in test/simulation/test_trot_gait.py."""
+def feet_poses(model: RobotModel, feet: Sequence[str]) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Forward kinematics of the ``feet`` links in the floating base's frame, for many joint states
+    at once: joint positions (N, joints) in model order → (rotations (N, feet, 3, 3), origins (N,
+    feet, 3) [m]). The tree's own joint frames, axes and mimic couplings (``RobotModel.link_rotation_in_base``'s
+    chain, with positions); checked against Pinocchio in test/simulation/test_trot_gait.py."""
     joints, bodies, first = model.joints, model.bodies, 7 if model.floating_base else 0
     chains = []
     for foot in feet:
@@ -102,12 +102,12 @@ def feet_kinematics(model: RobotModel, feet: Sequence[str]) -> Callable[[np.ndar
                 raise ValueError(f"{foot}: only revolute joints between the base and the feet")
             chain.append(i)
             i = joints[i, kernel.PARENT]
-        chains.append((list(reversed(chain)), frame.p))
+        chains.append((list(reversed(chain)), frame.R, frame.p))
 
-    def kinematics(q: np.ndarray) -> np.ndarray:
+    def poses(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = np.atleast_2d(q)
-        out = np.empty((len(q), len(chains), 3))
-        for k, (chain, link_p) in enumerate(chains):
+        rotations, origins = np.empty((len(q), len(chains), 3, 3)), np.empty((len(q), len(chains), 3))
+        for k, (chain, link_R, link_p) in enumerate(chains):
             R, p = None, np.zeros((len(q), 3))
             for i in chain:
                 R_T = bodies[i, kernel.TREE_R : kernel.TREE_R + 9].reshape(3, 3)
@@ -116,10 +116,41 @@ def feet_kinematics(model: RobotModel, feet: Sequence[str]) -> Callable[[np.ndar
                 R = R_T if R is None else R @ R_T
                 angle = bodies[i, kernel.MULT] * q[:, joints[i, kernel.Q_INDEX] - first] + bodies[i, kernel.OFFSET]
                 R = np.matmul(R, _rotations(bodies[i, kernel.AXIS : kernel.AXIS + 3], angle))
-            out[:, k] = p + R @ link_p
-        return out
+            origins[:, k] = p + R @ link_p
+            rotations[:, k] = R @ link_R
+        return rotations, origins
 
-    return kinematics
+    return poses
+
+
+def feet_kinematics(
+    model: RobotModel, feet: Sequence[str], radius: float = 0.0, standing: np.ndarray | None = None
+) -> Callable[[np.ndarray], np.ndarray]:
+    """Joint positions (N, joints) → (N, feet, 3): the feet links' origins in the base frame; with a
+    foot ``radius`` [m], the point that stays put while the spherical foot rolls on level ground:
+    its centre c + r (−φ_y, φ_x, 0), φ the rotation vector of the foot from its orientation at
+    ``standing`` (the base level; a foot rolling without sliding turns by ω and moves its centre by
+    ω × r ẑ). A trajectory that holds this point still makes a stance foot roll, not slide."""
+    poses = feet_poses(model, feet)
+    if not radius:
+        return lambda q: poses(q)[1]
+    reference = poses(np.asarray(standing, dtype=float)[None])[0][0]  # (feet, 3, 3)
+
+    def rolling_points(q: np.ndarray) -> np.ndarray:
+        R, c = poses(q)
+        phi = rotation_vectors(R @ np.swapaxes(reference, 1, 2))
+        return c + radius * np.stack([-phi[..., 1], phi[..., 0], np.zeros_like(phi[..., 0])], axis=-1)
+
+    return rolling_points
+
+
+def rotation_vectors(R: np.ndarray) -> np.ndarray:
+    """(..., 3): the rotation vectors (axis · angle, angle < π) of rotations (..., 3, 3)."""
+    skew = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], axis=-1)
+    angle = np.arccos(np.clip((np.trace(R, axis1=-2, axis2=-1) - 1) / 2, -1.0, 1.0))
+    small = angle < 1e-6
+    scale = np.where(small, 0.5 + angle**2 / 12, angle / (2 * np.sin(np.where(small, 1.0, angle))))
+    return scale[..., None] * skew
 
 
 def _rotations(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
@@ -132,9 +163,15 @@ def _rotations(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
 SOLO_TROT_PHASES = (0.0, 0.5, 0.5, 0.0)  # SOLO_FEET's order: FL and HR together, FR and HL half a period later
 
 
-def solo_trot(model: RobotModel, speed: float = 0.0, walk_from: float = 3.0, ramp: float = 2.0) -> GaitTrajectory:
+def solo_trot(
+    model: RobotModel, speed: float = 0.0, walk_from: float = 3.0, ramp: float = 2.0, roll: bool = True
+) -> GaitTrajectory:
     """Solo12 trotting about its standing pose: diagonal pairs, period 0.5 s, duty 0.6, feet lifted
-    5 cm; in place, or from ``walk_from`` s on walking forward at ``speed`` [m/s], reached over ``ramp`` s."""
+    5 cm; in place, or from ``walk_from`` s on walking forward at ``speed`` [m/s], reached over ``ramp``
+    s. ``roll``: the stance feet roll on their spheres (``feet_kinematics`` with the foot radius);
+    else their centres stay put, which makes a foot whose shank turns slide by r·Δθ."""
     gait = Gait(0.5, 0.6, SOLO_TROT_PHASES, 0.05, speed, walk_from, ramp)
     legs = [[model.joint_names.index(f"{foot[:2]}_{joint}") for joint in ("HAA", "HFE", "KFE")] for foot in SOLO_FEET]
-    return GaitTrajectory(gait, feet_kinematics(model, SOLO_FEET), solo_standing_pose(model.joint_names), legs)
+    stand = solo_standing_pose(model.joint_names)
+    rolling = feet_kinematics(model, SOLO_FEET, SOLO_FOOT_RADIUS, stand) if roll else feet_kinematics(model, SOLO_FEET)
+    return GaitTrajectory(gait, rolling, stand, legs)
