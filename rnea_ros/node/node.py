@@ -32,7 +32,7 @@ from std_msgs.msg import Header
 from rnea_ros.controller.laws import LAWS
 from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.dynamics.precompile import compile_notice
-from rnea_ros.node import action_relay, advice, diagnostics, inputs, messages
+from rnea_ros.node import START_TRACE, advice, diagnostics, inputs, messages, start_phase
 from rnea_ros.node.core import RneaCore, build_live_model
 from rnea_ros.node.inputs import Input, JointStateReading, PlannedTrajectory
 from rnea_ros.node.live_parameters import LiveParameters
@@ -83,10 +83,16 @@ class RneaNode(LiveParameters, Node):
         self.late_answers = LateAnswers()  # trajectory answers that would have left after their start stamp
         if self.fatal_error:
             return
+        start_phase("parameters")
+        # subscribed before the model's build: the other processes discover these endpoints while it
+        # runs (a second on a busy machine); what comes meanwhile waits in their queues
+        self._subscribe_inputs(settings)
+        start_phase("subscribed")
         if settings.robot_description:
             self._load_at_startup(settings.robot_description)
             if self.fatal_error:
                 return
+            start_phase("model built")
         if settings.corrections_file:
             try:
                 self.core.set_corrections(settings.corrections_file)
@@ -94,7 +100,10 @@ class RneaNode(LiveParameters, Node):
                 self._fatal(str(error))
                 return
             self.get_logger().info(f"corrections loaded from {settings.corrections_file}")
-        self._subscribe_inputs(settings)
+        _trace_first_answer(self)
+        self.joint_states.start()  # the first answer goes out while the rest is made
+        from rnea_ros.node import action_relay  # imported now (~0.1 s): the first answer does not wait for it
+
         self.action_relay = action_relay.serve(self, self.core, settings)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         # steady: /diagnostics says what is wrong even when the ROS clock stands still (use_sim_time, no /clock)
@@ -103,7 +112,6 @@ class RneaNode(LiveParameters, Node):
             quiet_after_shutdown(self.context, self._publish_diagnostics),
             clock=Clock(clock_type=ClockType.STEADY_TIME),
         )
-        self.joint_states.start()
 
     def _declare_joint_gains(self) -> dict[str, object]:
         """gains.<joint>.p and .d given as overrides (a params file, -p), declared as given: the joints
@@ -395,6 +403,7 @@ def _start() -> RneaNode | None:
         if not _interrupted():
             node.core.collector_pauses.start()
             _schedule(node)
+            start_phase("started")
             return node
     except (KeyboardInterrupt, StartInterruptedError, ExternalShutdownException):
         pass
@@ -404,6 +413,24 @@ def _start() -> RneaNode | None:
     if node is not None:
         node.destroy_node()
     return None
+
+
+def _trace_first_answer(node: RneaNode) -> None:
+    """With RNEA_START_TRACE: the first joint_states taken and the first outputs published, stamped."""
+    if not os.environ.get(START_TRACE):
+        return
+    for owner, name, phase in (
+        (node.core, "joint_states", "first joint_states"),
+        (node.outputs, "publish", "first publish"),
+    ):
+        method, seen = getattr(owner, name), []
+
+        def stamped(*args, method=method, seen=seen, phase=phase):
+            if not seen:
+                seen.append(start_phase(phase))
+            return method(*args)
+
+        setattr(owner, name, stamped)
 
 
 def _schedule(node: RneaNode) -> None:
@@ -427,8 +454,10 @@ def main(args=None) -> None:
             signal.signal(signum, _on_signal)
     sys.unraisablehook = _unless_interrupt
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
+    start_phase("imported")
     try:
         rclpy.init(args=args)
+        start_phase("rclpy init")
         node = _start()
     except KeyboardInterrupt:
         node = None
