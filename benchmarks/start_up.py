@@ -1,15 +1,17 @@
-"""rnea_node's start-up on Go2 with four foot contacts: cold numba cache, after `python -m rnea_ros.compile`, warm.
+"""rnea_node's first answer as a subscriber sees it, on Go2 with four foot contacts; where its start goes.
 
-    python benchmarks/start_up.py [--rounds 3] [--dds-rounds 1] [--no-docs]
+    python benchmarks/start_up.py [--rounds 5] [--cold] [--in-process-rounds 0] [--no-docs]
 
-Each figure is a fresh process that imports the node's core and builds its live model from Go2's URDF
-(floating base, contact_links on the four feet): the model, the first inverse dynamics and both contact
-distributions, i.e. everything the node computes before its first output; without ROS, so that DDS
-discovery does not blur the compile time. Cold: NUMBA_CACHE_DIR is an empty directory. After compile:
-the same directory once `python -m rnea_ros.compile` (which never sees Go2) has filled it. Warm: a
-second start on that cache. Then the same three starts of the real node (`python -m rnea_ros.node`,
-robot_description in its parameters file) over loopback DDS: from its process start to the first
-feedforward_efforts received by a client that publishes joint_states and base_odometry at 100 Hz.
+As a user sees it (rnea_ros.testing.start_up): a subscriber of gravity_torques and a driver publishing
+joint_states and base_odometry at 200 Hz run first, on a private ROS_DOMAIN_ID, and see each other; then
+`rnea_node --ros-args --params-file robot.yaml` starts (the console script scripts/setup installs;
+robot.yaml holds Go2's URDF, floating_base and contact_links on the four feet); the figure is the time
+from its spawn to the subscriber's first gravity_torques. NUMBA_CACHE_DIR is a fresh directory that
+`python -m rnea_ros.compile` fills first (as scripts/setup does): its first start is "after set-up",
+the next ones "warm" (median of --rounds), quiet, then beside two busy processes (`while True: pass`).
+RNEA_START_TRACE makes the node stamp its phases (wall clock and its own CPU time) on stderr; the
+subscriber and the driver stamp when they matched the node's endpoints. --cold: one start on an empty
+cache. --in-process-rounds: also the model's build without ROS, cold, after compile and warm.
 Writes docs/figures/start_up.md.
 """
 
@@ -24,11 +26,21 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from rnea_ros.demo.figures import write_table
+from rnea_ros.testing.domain import reserve_domain_id
+from rnea_ros.testing.start_up import FEET, Start, first_answer
 
-FEET = ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
+GO2 = "go2_description/urdf/go2.urdf"
+# The node's phases (RNEA_START_TRACE), in order: (stamp, what ends there)
+PHASES = (
+    ("python", "interpreter and site packages"),
+    ("imported", "rnea_ros.node.node and what it imports (rclpy, numpy, numba)"),
+    ("rclpy init", "rclpy.init"),
+    ("parameters", "the node, its publishers and parameters"),
+    ("subscribed", "its subscriptions"),
+    ("model built", "Go2's model, its kernels loaded from numba's cache"),
+    ("first publish", "the first answer computed and published"),
+)
 START = f"""
 import time; t0 = time.perf_counter()
 from rnea_ros.dynamics.precompile import kernels_in_cache
@@ -37,18 +49,10 @@ from rnea_ros.node.settings import settings_from
 from rnea_ros.testing.reference import robot_urdf
 
 cached = kernels_in_cache()
-urdf = robot_urdf("go2_description/urdf/go2.urdf")
+urdf = robot_urdf({GO2!r})
 build_live_model(urdf, settings_from({{"floating_base": True, "contact_links": {FEET!r}}}))
 print(cached, time.perf_counter() - t0)
 """
-
-
-def start(cache: str) -> tuple[bool | None, float]:
-    """(whether the kernels were in the cache before, seconds to a computing model) of a fresh process."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-    out = subprocess.run([sys.executable, "-c", START], env=env, capture_output=True, text=True, check=True)
-    cached, seconds = out.stdout.split()[-2:]
-    return {"True": True, "False": False}.get(cached), float(seconds)
 
 
 def compile_all(cache: str) -> float:
@@ -58,109 +62,170 @@ def compile_all(cache: str) -> float:
     return time.perf_counter() - start_time
 
 
-def one_round() -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cold, tempfile.TemporaryDirectory() as compiled:
-        seen_cold, cold_seconds = start(cold)
-        compile_seconds = compile_all(compiled)
-        seen_compiled, after_compile = start(compiled)
-        _, warm = start(compiled)
-    assert seen_cold is not True and seen_compiled is not False, (seen_cold, seen_compiled)
-    return {"cold": cold_seconds, "compile": compile_seconds, "after compile": after_compile, "warm": warm}
+class Robot:
+    def __init__(self) -> None:
+        from rnea_ros import RobotModel
+        from rnea_ros.testing.reference import robot_urdf
+
+        self.urdf = robot_urdf(GO2)
+        model = RobotModel.from_urdf(self.urdf, floating_base=True)
+        self.joint_names, self.base_link = model.joint_names, model.base_link
+
+    def start(self, env: dict[str, str]) -> Start:
+        with tempfile.TemporaryDirectory(prefix="start_up_") as folder:
+            start = first_answer(Path(folder), self.urdf, self.joint_names, self.base_link, env, contact_links=FEET)
+        if start.first is None:
+            raise RuntimeError(f"no gravity_torques from rnea_node:\n{start.output[-3000:]}")
+        compiled = "compiling kernels" in start.output
+        print(
+            f"  first answer {start.first:6.2f} s, node CPU {start.cpu:.2f} s, load {os.getloadavg()[0]:.1f}"
+            + (" (compiled)" if compiled else ""),
+            flush=True,
+        )
+        return start
 
 
-def first_output_over_dds(cache: str, timeout: float = 600.0) -> float:
-    """Seconds from starting rnea_node (Go2, four foot contacts) to its first feedforward_efforts."""
-    import rclpy
-    from nav_msgs.msg import Odometry
-
-    from rnea_ros import RobotModel
-    from rnea_ros.testing.reference import robot_urdf
-    from rnea_ros.testing.ros_harness import Client, NodeProcess
-
-    urdf = robot_urdf("go2_description/urdf/go2.urdf")
-    model = RobotModel.from_urdf(urdf, floating_base=True)
-    parameters = {"robot_description": urdf, "floating_base": True, "contact_links": FEET}
-    os.environ["NUMBA_CACHE_DIR"] = cache
-    with tempfile.TemporaryDirectory() as folder:
-        started = time.perf_counter()
-        process = NodeProcess(Path(folder), "start_up", parameters)
-        client = Client("start_up", model.joint_names)
-        odometry = client.node.create_publisher(Odometry, "base_odometry", 10)
-        try:
-            while not client.efforts and time.perf_counter() - started < timeout:
-                client.send_state(np.zeros(len(model.joint_names)))
-                odometry.publish(_standing_odometry(client, model.base_link))
-                rclpy.spin_once(client.node, timeout_sec=0.01)
-            seconds = time.perf_counter() - started
-            assert client.efforts, process.output()
-        finally:
-            client.close()
-            process.stop()
-    return seconds
+def _busy(count: int) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
 
 
-def _standing_odometry(client, base_link: str):
-    from nav_msgs.msg import Odometry
-
-    msg = Odometry()
-    msg.header.stamp = client.node.get_clock().now().to_msg()
-    msg.header.frame_id, msg.child_frame_id = "odom", base_link
-    msg.pose.pose.position.z = 0.3
-    msg.pose.pose.orientation.w = 1.0
-    return msg
+def _stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        process.kill()
+        process.wait()
 
 
-def one_dds_round() -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="numba-cold-") as cold, tempfile.TemporaryDirectory() as compiled:
-        cold_seconds = first_output_over_dds(cold)
-        compile_all(compiled)
-        after_compile = first_output_over_dds(compiled)
-        warm = first_output_over_dds(compiled)
-    return {"cold": cold_seconds, "after compile": after_compile, "warm": warm}
+def median(values: list[float | None]) -> float:
+    return statistics.median(v for v in values if v is not None)
 
 
-def summary(rounds: list[dict[str, float]]) -> list[tuple[str, str, str]]:
+def row(name: str, starts: list[Start]) -> tuple[str, ...]:
+    firsts = [s.first for s in starts]
+    return (
+        name,
+        f"{median(firsts):.2f} s",
+        ", ".join(f"{v:.2f}" for v in firsts),
+        f"{median([s.cpu for s in starts]):.2f} s",
+        f"{median([s.listener_matched for s in starts]):.2f} s",
+        f"{median([s.driver_matched for s in starts]):.2f} s",
+        f"{median([s.phases['model built'][0] for s in starts]):.2f} s",
+    )
+
+
+def phase_rows(starts: list[Start]) -> list[tuple[str, str, str, str]]:
+    """Each phase's median wall-clock and CPU duration (from the previous stamp)."""
+    rows, previous = [], None
+    for stamp, what in PHASES:
+        walls = [s.phases[stamp][0] - (s.phases[previous][0] if previous else 0.0) for s in starts]
+        cpus = [s.phases[stamp][1] - (s.phases[previous][1] if previous else 0.0) for s in starts]
+        rows.append((stamp, what, f"{statistics.median(walls):.3f} s", f"{statistics.median(cpus):.3f} s"))
+        previous = stamp
+    return rows
+
+
+def in_process_rounds(rounds: int) -> list[tuple[str, str, str]]:
+    """A fresh process to a computing live model (no ROS): cold, compile, after compile, warm."""
+    results = []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory(prefix="numba-cold-") as cold, tempfile.TemporaryDirectory() as compiled:
+            cold_seconds = _in_process(cold)
+            compile_seconds = compile_all(compiled)
+            results.append((cold_seconds, compile_seconds, _in_process(compiled), _in_process(compiled)))
     table = []
-    for name in rounds[0]:
-        values = [r[name] for r in rounds]
+    for k, name in enumerate(("cold", "compile", "after compile", "warm")):
+        values = [r[k] for r in results]
         table.append((name, f"{statistics.median(values):.2f} s", ", ".join(f"{v:.2f}" for v in values)))
-        print(f"{name:14s} median {statistics.median(values):6.2f} s   ({table[-1][2]})")
     return table
+
+
+def _in_process(cache: str) -> float:
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    out = subprocess.run([sys.executable, "-c", START], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--dds-rounds", type=int, default=1, help="rounds of the real node over DDS (0: none)")
+    parser.add_argument("--rounds", type=int, default=5, help="warm starts, quiet and busy each")
+    parser.add_argument("--busy", type=int, default=2, help="busy processes beside the busy rounds")
+    parser.add_argument("--cold", action="store_true", help="also one start on an empty numba cache")
+    parser.add_argument("--in-process-rounds", type=int, default=0)
     parser.add_argument("--no-docs", action="store_true", help="do not write docs/figures/start_up.md")
     args = parser.parse_args()
-    print("in process: a fresh process to a computing live model")
-    table = summary([one_round() for _ in range(args.rounds)])
-    more = []
-    if args.dds_rounds:
-        import rclpy
-
-        from rnea_ros.testing.ros_harness import init_rclpy
-
-        init_rclpy()
+    robot = Robot()
+    base_env = {
+        **os.environ,
+        "ROS_DOMAIN_ID": str(reserve_domain_id()),
+        "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+        "RNEA_START_TRACE": "1",
+    }
+    table, loads = [], []
+    if args.cold:
+        with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+            print("cold: an empty numba cache")
+            table.append(row("cold (empty numba cache)", [robot.start({**base_env, "NUMBA_CACHE_DIR": cache})]))
+    with tempfile.TemporaryDirectory(prefix="numba-") as cache:
+        env = {**base_env, "NUMBA_CACHE_DIR": cache}
+        print(f"python -m rnea_ros.compile: {compile_all(cache):.0f} s")
+        print("after set-up: the first start on that cache")
+        table.append(row("after set-up, quiet", [robot.start(env)]))
+        print(f"warm, quiet: {args.rounds} starts")
+        quiet = [robot.start(env) for _ in range(args.rounds)]
+        loads.append(os.getloadavg()[0])
+        table.append(row("warm, quiet", quiet))
+        print(f"warm, beside {args.busy} busy processes: {args.rounds} starts")
+        spinning = _busy(args.busy)
         try:
-            print("rnea_node over DDS: process start to the first feedforward_efforts")
-            dds = summary([one_dds_round() for _ in range(args.dds_rounds)])
+            busy = [robot.start(env) for _ in range(args.rounds)]
+            loads.append(os.getloadavg()[0])
         finally:
-            rclpy.shutdown()
-        note = (
-            f"rnea_node over loopback DDS (Go2, 4 foot contacts): its process start to the first feedforward_efforts; "
-            f"medians of {args.dds_rounds} rounds."
+            _stop(spinning)
+        table.append(row(f"warm, beside {args.busy} busy processes", busy))
+    header = (
+        "start",
+        "first answer (median)",
+        "each start",
+        "node CPU",
+        "subscriber matched",
+        "driver matched",
+        "model built",
+    )
+    for line in table:
+        print("  ".join(line))
+    phases = phase_rows(quiet), phase_rows(busy)
+    phase_table = [(a[0], a[1], a[2], a[3], b[2], b[3]) for a, b in zip(*phases, strict=True)]
+    for line in phase_table:
+        print("  ".join(line))
+    if args.no_docs:
+        return
+    note = (
+        "rnea_node's first answer as a subscriber sees it (rnea_ros.testing.start_up): Go2 with contact_links on "
+        "its four feet; a subscriber of gravity_torques and a driver publishing joint_states and base_odometry at "
+        "200 Hz started first, on a private ROS_DOMAIN_ID with localhost discovery, and seeing each other; then "
+        "`rnea_node --ros-args --params-file robot.yaml`. Times from the node's spawn: to the subscriber's first "
+        "gravity_torques (the figure), to the subscriber's and the driver's endpoints matching the node's, and "
+        "to the node's model built; the node's CPU time (all threads) when the first answer came. numba's cache "
+        f"filled by `python -m rnea_ros.compile` (after set-up: its first start). Load average {loads[0]:.1f} "
+        f"after the quiet starts (other work on the machine), {loads[1]:.1f} after the busy ones."
+    )
+    more = [
+        (
+            "Where a warm start goes: the node's phases (RNEA_START_TRACE), medians of the starts above, each "
+            "from the end of the previous phase (the first from the spawn), wall clock and the node's CPU time.",
+            ("phase ends", "what", "quiet: wall", "quiet: CPU", "busy: wall", "busy: CPU"),
+            phase_table,
         )
-        more.append((note, ("start", "median", "rounds"), dds))
-    if not args.no_docs:
-        note = (
-            f"Go2 (floating base, 4 foot contacts): a fresh process to a computing live model; medians of "
-            f"{args.rounds} rounds; load average {os.getloadavg()[0]:.1f} at the end. 'compile' is "
-            "`python -m rnea_ros.compile`."
+    ]
+    if args.in_process_rounds:
+        more.append(
+            (
+                f"Without ROS: a fresh process to a computing live model (Go2, 4 foot contacts); medians of "
+                f"{args.in_process_rounds} rounds. 'compile' is `python -m rnea_ros.compile`.",
+                ("start", "median", "rounds"),
+                in_process_rounds(args.in_process_rounds),
+            )
         )
-        header = ("start", "median", "rounds")
-        print(f"wrote {write_table('start_up', 'benchmarks/start_up.py', header, table, note, more)}")
+    print(f"wrote {write_table('start_up', 'benchmarks/start_up.py', header, table, note, more)}")
 
 
 if __name__ == "__main__":
