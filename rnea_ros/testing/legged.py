@@ -160,18 +160,69 @@ def _rotations(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
     return np.eye(3) + np.multiply.outer(s, K) + np.multiply.outer(c, K @ K)
 
 
-SOLO_TROT_PHASES = (0.0, 0.5, 0.5, 0.0)  # SOLO_FEET's order: FL and HR together, FR and HL half a period later
+TROT_PHASES = (0.0, 0.5, 0.5, 0.0)  # feet front left, front right, hind left, hind right: diagonal pairs
+SOLO_TROT_PHASES = TROT_PHASES  # SOLO_FEET's order: FL and HR together, FR and HL half a period later
+GO2_URDF = robot_urdf("go2_description/urdf/go2.urdf")
+GO2_FEET = ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
+GO2_FOOT_RADIUS = 0.022  # Unitree's Go2 description: a 22 mm sphere on each foot link's origin
 
 
-def solo_trot(
-    model: RobotModel, speed: float = 0.0, walk_from: float = 3.0, ramp: float = 2.0, roll: bool = True
+def go2_standing_pose(joint_names: Sequence[str]) -> np.ndarray:
+    """Go2's SRDF "standing" pose (right legs' abduction mirrored)."""
+    standing = {"hip": 0.068, "thigh": 0.785, "calf": -1.44}
+    return np.array([(-1.0 if name[1] == "R" and "hip" in name else 1.0) * standing[name.split("_")[1]]
+                     for name in joint_names])  # fmt: skip
+
+
+def quadruped_trot(
+    model: RobotModel,
+    feet: Sequence[str],
+    legs: Sequence[Sequence[str]],
+    stand: np.ndarray,
+    radius: float,
+    speed: float = 0.0,
+    walk_from: float = 3.0,
+    ramp: float = 2.0,
+    roll: bool = True,
 ) -> GaitTrajectory:
-    """Solo12 trotting about its standing pose: diagonal pairs, period 0.5 s, duty 0.6, feet lifted
-    5 cm; in place, or from ``walk_from`` s on walking forward at ``speed`` [m/s], reached over ``ramp``
-    s. ``roll``: the stance feet roll on their spheres (``feet_kinematics`` with the foot radius);
-    else their centres stay put, which makes a foot whose shank turns slide by r·Δθ."""
-    gait = Gait(0.5, 0.6, SOLO_TROT_PHASES, 0.05, speed, walk_from, ramp)
-    legs = [[model.joint_names.index(f"{foot[:2]}_{joint}") for joint in ("HAA", "HFE", "KFE")] for foot in SOLO_FEET]
+    """A quadruped trotting about its standing pose ``stand``: diagonal pairs (TROT_PHASES for ``feet``),
+    period 0.5 s, duty 0.6, feet lifted 5 cm; in place, or from ``walk_from`` s on walking forward at
+    ``speed`` [m/s], reached over ``ramp`` s. ``legs``: each foot's three joints. ``roll``: the stance
+    feet roll on their spheres of ``radius`` (``feet_kinematics``); else their centres stay put,
+    which makes a foot whose shank turns slide by r·Δθ."""
+    gait = Gait(0.5, 0.6, TROT_PHASES, 0.05, speed, walk_from, ramp)
+    indices = [[model.joint_names.index(joint) for joint in leg] for leg in legs]
+    kinematics = feet_kinematics(model, feet, radius, stand) if roll else feet_kinematics(model, feet)
+    return GaitTrajectory(gait, kinematics, stand, indices)
+
+
+def centred_stance(model: RobotModel, feet: Sequence[str], legs: Sequence[Sequence[str]], stand: np.ndarray):
+    """``stand`` with the feet moved together, horizontally, until their centre is under the robot's
+    centre of mass (base level): a diagonal pair's support line then passes under it, as a trot
+    needs. The centre of mass from the base rows of g(q) (the wrench that holds the robot up)."""
+    kinematics = feet_kinematics(model, feet)
+    indices = [[model.joint_names.index(joint) for joint in leg] for leg in legs]
+    spots = kinematics(stand[None])[0]
+    placed = stand
+    for _ in range(8):  # the legs move the centre of mass a little: to a fixed point
+        wrench = model.gravity_torques(np.r_[np.zeros(6), 1.0, placed])[:6]
+        centre = np.array([-wrench[4], wrench[3]]) / wrench[2]
+        spots[:, :2] += centre - spots[:, :2].mean(axis=0)
+        placing = GaitTrajectory(Gait(1.0, 1.0, (0.0,) * len(feet), 0.0), kinematics, stand, indices)
+        placed = placing.solve(spots[None])[0]
+    return placed
+
+
+def solo_trot(model: RobotModel, speed: float = 0.0, walk_from: float = 3.0, ramp: float = 2.0, roll: bool = True):
+    """Solo12's trot (``quadruped_trot``)."""
+    legs = [[f"{foot[:2]}_{joint}" for joint in ("HAA", "HFE", "KFE")] for foot in SOLO_FEET]
     stand = solo_standing_pose(model.joint_names)
-    rolling = feet_kinematics(model, SOLO_FEET, SOLO_FOOT_RADIUS, stand) if roll else feet_kinematics(model, SOLO_FEET)
-    return GaitTrajectory(gait, rolling, stand, legs)
+    return quadruped_trot(model, SOLO_FEET, legs, stand, SOLO_FOOT_RADIUS, speed, walk_from, ramp, roll)
+
+
+def go2_trot(model: RobotModel, speed: float = 0.0, walk_from: float = 3.0, ramp: float = 2.0, roll: bool = True):
+    """Go2's trot (``quadruped_trot``) about its standing pose with the feet centred under its centre
+    of mass (``centred_stance``: 1.9 cm forward; its hind feet are further from the base's origin)."""
+    legs = [[f"{foot[:2]}_{joint}_joint" for joint in ("hip", "thigh", "calf")] for foot in GO2_FEET]
+    stand = centred_stance(model, GO2_FEET, legs, go2_standing_pose(model.joint_names))
+    return quadruped_trot(model, GO2_FEET, legs, stand, GO2_FOOT_RADIUS, speed, walk_from, ramp, roll)

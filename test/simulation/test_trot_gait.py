@@ -13,11 +13,14 @@ from rnea_ros import RobotModel
 from rnea_ros.dynamics.contact_schedule import PeriodicGait
 from rnea_ros.motion.gait import lift_curve, smoothstep, smoothstep_integral
 from rnea_ros.testing.legged import (
+    GO2_FEET,
+    GO2_URDF,
     SOLO_FEET,
     SOLO_FOOT_RADIUS,
     SOLO_TROT_PHASES,
     SOLO_URDF,
     feet_kinematics,
+    go2_trot,
     solo_standing_pose,
     solo_trot,
 )
@@ -61,6 +64,23 @@ def test_the_feet_kinematics_are_pinocchios(solo):
     near = stand + np.random.default_rng(5).uniform(-1.0, 1.0, q.shape)  # rotations under π from standing
     rolling = feet_kinematics(model, SOLO_FEET, SOLO_FOOT_RADIUS, stand)(near)
     assert np.abs(rolling - pinocchio_feet(reference, near, rolling=True)).max() < 1e-12
+
+
+def test_go2s_feet_kinematics_are_pinocchios_and_its_stance_is_centred():
+    """Go2's feet (frames fixed to its calves) by the model's tree and by Pinocchio; its trot's standing
+    pose puts the feet's centre under the centre of mass (Pinocchio's)."""
+    model = RobotModel.from_urdf(GO2_URDF, floating_base=True)
+    reference = pin.buildModelFromXML(GO2_URDF, pin.JointModelFreeFlyer())
+    data = reference.createData()
+    frames = [reference.getFrameId(foot) for foot in GO2_FEET]
+    q = np.random.default_rng(6).uniform(-1.5, 1.5, (20, 12))
+    kinematics = feet_kinematics(model, GO2_FEET)
+    for joints, feet in zip(q, kinematics(q), strict=True):
+        pin.framesForwardKinematics(reference, data, np.r_[np.zeros(6), 1.0, joints])
+        assert np.abs(feet - np.array([data.oMf[f].translation for f in frames])).max() < 1e-12
+    stand = go2_trot(model).standing
+    centre = pin.centerOfMass(reference, data, np.r_[np.zeros(6), 1.0, stand])
+    assert np.abs(kinematics(stand[None])[0][:, :2].mean(axis=0) - centre[:2]).max() < 1e-9
 
 
 def test_the_curves_and_their_derivatives():
