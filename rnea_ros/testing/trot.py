@@ -70,6 +70,9 @@ def trot_parameters(robot: Legged, model: RobotModel, trot: GaitTrajectory, seco
         "robot_description": robot.urdf, "realtime": False, "joints": list(model.joint_names),
         "initial_positions": trot.standing.tolist(), "duration": seconds, "floating_base": True,
         "contact_links": robot.feet, "contact_radius": robot.foot_radius, "friction": robot.friction,
+        # beside two busy processes the node once took over 10 s (the runner's wait) to take in the
+        # whole 15,000-point trajectory: lockstep waits longer
+        "lockstep_timeout": 60.0,
     }  # fmt: skip
     node = {
         "robot_description": robot.urdf, "floating_base": True, "command_joints": list(model.joint_names),
@@ -104,7 +107,7 @@ def run_trot(
 
     table = trot.tabulated(seconds + 6.0)
     run = run_closed_loop(
-        folder, name, sim, node, table, list(model.joint_names), env, timeout=60.0 + 40.0 * seconds,
+        folder, name, sim, node, table, list(model.joint_names), env, timeout=120.0 + 100.0 * seconds,
         align=trot.gait.period, watch={"contact_states": on_states},
     )  # fmt: skip
     if run.time[-1] < seconds - 0.01:
