@@ -66,8 +66,9 @@ def main() -> None:
     sparse_goal = goal(planned_trajectory(JOINTS, fast_multisine(np.array(START), moving=7), 9.9, spacing=0.1))
     env = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     os.environ.update(env)
-    rows = []
+    rows, loads = [], []
     for busy in (0, BUSY):
+        loads.append(os.getloadavg()[0])  # the machine's other work, before the rows
         spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
         try:
             machine = f"beside {busy} busy processes" if busy else "quiet"
@@ -85,7 +86,8 @@ def main() -> None:
         f"{len(planned.points)} points, each goal sent straight to the JTC, through rnea_node and through a plain "
         f"rclpy relay (testing/plain_relay.py: an ActionServer whose execute callback forwards the goal unchanged "
         f"with an ActionClient, rclpy's MultiThreadedExecutor), interleaved. Busy: {BUSY} processes "
-        f"spinning beside the run, on {os.cpu_count()} cores."
+        f"spinning beside the run, on {os.cpu_count()} cores. The machine's 1-minute load average before the "
+        f"quiet rows: {loads[0]:.1f}, before the busy ones: {loads[1]:.1f} (its other work included)."
     )
     header = ("forwarding", "machine", "goals", "p50 [ms]", "p99 [ms]", "max [ms]")
     print(f"wrote {write_table('action_forwarding', 'benchmarks/action_forwarding.py', header, rows, note)}")

@@ -183,8 +183,9 @@ class Burst:
 def main() -> None:
     env = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     os.environ.update(env)
-    rows = []
+    rows, loads = [], []
     for busy in (0, BUSY):
+        loads.append(os.getloadavg()[0])  # the machine's other work, before the rows
         spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
         rclpy.init()
         burst = Burst(Path(tempfile.mkdtemp(prefix="goal_burst_")), env)
@@ -204,7 +205,8 @@ def main() -> None:
         "rnea_node (controller_action_timeout 2 s) relays to a JTC in the benchmark's process that follows as the "
         "Jazzy JTC does; joint_states at 100 Hz throughout; a list_parameters request kept in flight during the "
         f"burst. Waits: from a goal's sending to its result, the newest goal left out. Busy: {BUSY} processes "
-        f"spinning beside the run, on {os.cpu_count()} cores."
+        f"spinning beside the run, on {os.cpu_count()} cores. The machine's 1-minute load average before the "
+        f"quiet rows: {loads[0]:.1f}, before the busy ones: {loads[1]:.1f} (its other work included)."
     )
     header = (
         "burst",

@@ -45,7 +45,7 @@ from rnea_ros.motion.trajectory import FIELDS, Trajectory
 from rnea_ros.node import messages
 from rnea_ros.node.state import InvalidMessageError
 from rnea_ros.node.trajectory_feedforward import answer_threads
-from rnea_ros.plumbing.actions import RESULT_TIMEOUT, LockedActionClient, deep_queue, finish, mark_executing
+from rnea_ros.plumbing.actions import LockedActionClient, deep_queue, finish, mark_executing
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage
 
 INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
@@ -55,6 +55,11 @@ TICK = 0.02  # s between the relay's looks at its deadlines
 FORWARD_TIME_WINDOW = 1000  # goals in the forwarding time's p50/p99
 REQUEST_DEPTH = 1000  # goal, cancel and result requests the action's services keep (rclpy's default: 10)
 HOLD_AFTER = 0.2  # s: its last, at rest where a constant deceleration stops the arm
+# s a relayed goal's result is kept after its end for the client to ask for it (plumbing.actions'
+# RESULT_TIMEOUT for the others): a client flooded by a burst of 1,000 goals asked for results more than
+# 10 s after their end and was told UNKNOWN. Only the result is kept: an ended goal's points are dropped.
+RELAY_RESULT_TIMEOUT = 60.0
+WARNING_EVERY = 1.0  # s: at most one warning of a kind a second (a burst preempts hundreds of goals)
 Result = FollowJointTrajectory.Result
 
 
@@ -163,7 +168,7 @@ class ActionRelay:
             goal_service_qos_profile=services,
             result_service_qos_profile=services,
             cancel_service_qos_profile=services,
-            result_timeout=RESULT_TIMEOUT,
+            result_timeout=RELAY_RESULT_TIMEOUT,
         )
         self.goals: dict[bytes, _Goal] = {}  # the goals not yet ended
         self.pending: _Goal | None = None  # the newest goal checked, not yet sent
@@ -171,6 +176,7 @@ class ActionRelay:
         self._numbers, self._sends = count(1), count(1)
         self.last_sent = 0  # sent_number of the newest goal sent to the JTC (holds included)
         self.figures = Figures()
+        self._warned: dict[str, float] = {}  # kind of warning → when it was last logged (monotonic)
         self._events: queue.SimpleQueue = queue.SimpleQueue()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="action relay", daemon=True)
@@ -277,10 +283,10 @@ class ActionRelay:
         if goal.ended:  # the client was told it ended: the JTC must not run it
             self.figures.counts["late acceptances cancelled"] += 1
             late = time.monotonic() - goal.sent
-            self.logger.warning(
+            self._warn(
+                "late",
                 f"{self.where} accepted a goal {late:.2f} s after it was sent, after the client was told it "
                 "aborted: cancelled there at once",
-                throttle_duration_sec=1.0,
             )
             self._cancel_downstream(goal)
             return
@@ -328,7 +334,7 @@ class ActionRelay:
     def _hold(self, goal: _Goal) -> None:
         stop = stop_goal(self.core, goal.joint_names, goal.actual)
         if isinstance(stop, str):
-            self.logger.warning(f"cancel_hold: {stop}: the JTC holds with effort 0", throttle_duration_sec=1.0)
+            self._warn("hold", f"cancel_hold: {stop}: the JTC holds with effort 0")
             return
         self.client.send_goal_async(stop)
         self.last_sent = next(self._sends)
@@ -365,14 +371,22 @@ class ActionRelay:
 
     def _end(self, goal: _Goal, outcome: str, result: Result) -> None:
         goal.ended = True
+        goal.points = None
+        _drop_points(goal.handle.request)  # only its result is kept, for RELAY_RESULT_TIMEOUT
         if outcome == "abort":
-            self.logger.warning(  # at most one a second: a burst preempts hundreds
-                f"follow_joint_trajectory goal aborted: {result.error_string}", throttle_duration_sec=1.0
-            )
+            self._warn("abort", f"follow_joint_trajectory goal aborted: {result.error_string}")
         if goal.cancel_requested and outcome == "abort":
             outcome = "canceled"  # CANCELING ends CANCELED: what the client asked for happened
         finish(self.server, goal.handle, outcome, result)
         self.goals.pop(bytes(goal.handle.goal_id.uuid), None)  # a late answer of the JTC finds it by closure
+
+    def _warn(self, kind: str, text: str) -> None:
+        """A warning, at most one of ``kind`` every WARNING_EVERY s. Not rclpy's throttle: it looks up its
+        caller's source file on every call, throttled or not (a burst: ~1 ms a goal on the relay's thread)."""
+        now = time.monotonic()
+        if now - self._warned.get(kind, -np.inf) >= WARNING_EVERY:
+            self._warned[kind] = now
+            self.logger.warning(text)
 
     def values(self) -> dict[str, str]:
         """For /diagnostics: whether the JTC's action is found (a wrong ``controller_action`` shows here

@@ -5,7 +5,9 @@ own process, a MoveIt-like client and a misbehaving JTC (``testing.misbehaving_j
   controller_action_timeout + 1 s, and the JTC's goal cancelled.
 - A JTC that accepts after the client was told the goal aborted: the JTC's goal cancelled at once.
 - A burst of 40 goals at 50/s: every goal answered, none after the timeout, and joint_states still
-  answered (gravity_torques) throughout."""
+  answered (gravity_torques) throughout.
+- A result asked for again 12 s after its goal ended (a client flooded by a burst asks late): still
+  the true one, not UNKNOWN (the action servers' 10 s, RESULT_TIMEOUT)."""
 
 from __future__ import annotations
 
@@ -156,5 +158,25 @@ def test_a_burst_of_goals_is_answered_whole_while_joint_states_are(tmp_path):
         gaps = np.diff(rig.answers[started:])
         print(f"burst: longest gap between gravity_torques {gaps.max() * 1e3:.0f} ms")
         assert gaps.max() < 0.5
+    finally:
+        rig.close()
+
+
+ASKED_LATE = 12.0  # s after the goal's end: past plumbing.actions.RESULT_TIMEOUT (10 s)
+
+
+def test_a_result_asked_for_long_after_its_goal_ended_is_still_the_true_one(tmp_path):
+    rig = Rig(tmp_path, "late_ask")
+    try:
+        sent = rig.client.send(short_goal(0.2), timeout=30.0)
+        assert sent.accepted
+        rig.client.wait(sent, 10.0)
+        assert sent.status == GoalStatus.STATUS_SUCCEEDED, sent.result
+        rig.client.spin_until(lambda: False, ASKED_LATE)
+        late = sent.handle.get_result_async()
+        assert rig.client.spin_until(late.done, 5.0), "no answer to the late result request"
+        print(f"asked {ASKED_LATE:.0f} s after the end: status {late.result().status}")
+        assert late.result().status == GoalStatus.STATUS_SUCCEEDED
+        assert late.result().result.error_string == sent.result.error_string
     finally:
         rig.close()
