@@ -3,12 +3,13 @@
     scripts/bench            # or: python benchmarks/core.py [--rounds N]
 
 Times single calls of inverse_dynamics / gravity_torques against pinocchio.rnea /
-computeGeneralizedGravity, a 10,000-state batch against a Python loop over
-pinocchio.rnea, and the first call in a fresh process with a warm numba cache.
+computeGeneralizedGravity, a 1,000-state batch (on numba's threads, and on one) against a Python
+loop over pinocchio.rnea, and the first call in a fresh process with a warm numba cache.
 
 The machine may be shared: a single call's figure is, per round, the best of many short batches
 (those the scheduler did not interrupt), the contenders taking turns batch by batch; the table
 gives the median of the rounds' figures, and the ratio is ours / Pinocchio's within each round.
+A batch's figure is the median of its rounds, and its ratio the median of the rounds' ratios.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import time
 
+import numba
 import numpy as np
 import pinocchio as pin
 
@@ -29,12 +31,14 @@ from rnea_ros.testing.reference import EXAMPLE_ARM, PinocchioReference, random_s
 
 ROBOTS = {
     "example arm (8 DoF, mimic)": (EXAMPLE_ARM.read_text(), False),
+    # example-robot-data's panda.urdf as written: 7 arm joints and finger_joint1, finger_joint2 its mimic
+    "Panda (7 arm joints + 1 finger, its mimic)": (robot_urdf("panda_description/urdf/panda.urdf"), False),
     "Talos humanoid (44 DoF + free flyer)": (
         robot_urdf("talos_data/robots/talos_full_v2.urdf", strip_mimic=True),
         True,
     ),
 }
-BATCH = 10_000
+BATCH = 1_000
 
 
 def per_call(fn, calls: int) -> float:
@@ -44,13 +48,27 @@ def per_call(fn, calls: int) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def interleaved(contenders: dict[str, object], rounds: int, calls: int) -> dict[str, float]:
-    """Median per-call time of each contender, the contenders taking turns within every round."""
+def interleaved(contenders: dict[str, object], rounds: int, calls: int) -> dict[str, list[float]]:
+    """Per-call time of each contender in each round, the contenders taking turns within every round."""
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, fn in contenders.items():
             samples[name].append(per_call(fn, calls))
-    return {name: statistics.median(times) for name, times in samples.items()}
+    return samples
+
+
+def on_one_thread(fn):
+    """``fn`` run with numba's parallel kernels on one thread."""
+
+    def run():
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            fn()
+        finally:
+            numba.set_num_threads(threads)
+
+    return run
 
 
 def best_of_batches(contenders: dict[str, object], rounds: int, batches: int = 100, calls: int = 100) -> dict:
@@ -102,26 +120,36 @@ def bench_robot(label: str, urdf: str, floating: bool, rounds: int) -> list[tupl
         rounds,
     )
     batch = interleaved(
-        {"ours batch": lambda: model.inverse_dynamics(Q, QD, QDD), "pin loop": pin_loop},
-        max(3, rounds // 4),
-        calls=1,
+        {
+            "ours batch": lambda: model.inverse_dynamics(Q, QD, QDD),
+            "ours batch 1": on_one_thread(lambda: model.inverse_dynamics(Q, QD, QDD)),
+            "pin loop": pin_loop,
+        },
+        rounds,
+        calls=3,
     )
+    batch_rows = []
+    for name, call in (("ours batch", f"numba's {numba.get_num_threads()} threads"), ("ours batch 1", "one thread")):
+        ratios = [ours / theirs for ours, theirs in zip(batch[name], batch["pin loop"], strict=True)]
+        batch_rows.append(
+            (
+                f"inverse_dynamics, batch of {BATCH:,} ({call}; Pinocchio: a Python loop)",
+                statistics.median(batch[name]),
+                statistics.median(batch["pin loop"]),
+                statistics.median(ratios),
+            )
+        )
     print(f"\n{label}: nq={model.nq}, nv={model.nv}")
     rows = [
         ("inverse_dynamics, single call", single["ours ID"], single["pin ID"], single["ratio ID"]),
         ("gravity_torques, single call", single["ours g"], single["pin g"], single["ratio g"]),
-        (
-            f"inverse_dynamics, batch of {BATCH:,}",
-            batch["ours batch"],
-            batch["pin loop"],
-            batch["ours batch"] / batch["pin loop"],
-        ),
+        *batch_rows,
     ]
     for name, ours, theirs, ratio in rows:
         unit, scale = ("µs", 1e6) if theirs < 1e-3 else ("ms", 1e3)
         print(
             f"  {name:38s} rnea_ros {ours * scale:9.2f} {unit}   Pinocchio {theirs * scale:9.2f} {unit}"
-            f"   ratio {ratio:5.2f}×"
+            f"   ratio {ratio:5.2f}× (Pinocchio / ours {1 / ratio:5.2f}×)"
         )
     return rows
 
@@ -153,24 +181,46 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds (median taken)")
     parser.add_argument("--no-docs", action="store_true", help="do not write docs/figures/core.md")
+    parser.add_argument("--busy", type=int, default=0, help="processes spinning beside the runs (core_busy_N.md)")
     args = parser.parse_args()
+    spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        run(args)
+    finally:
+        for process in spinning:
+            process.kill()
+            process.wait()
+
+
+def busy_note() -> str:
+    return f", {BUSY[0]} processes spinning beside the runs on {os.cpu_count()} cores" if BUSY[0] else ""
+
+
+BUSY = [0]
+
+
+def run(args: argparse.Namespace) -> None:
+    BUSY[0] = args.busy
     print(f"rnea_ros core benchmark — Pinocchio {pin.__version__}, numpy {np.__version__}, {args.rounds} rounds")
     table = []
     for label, (urdf, floating) in ROBOTS.items():
         for name, ours, theirs, ratio in bench_robot(label, urdf, floating, args.rounds):
             unit, scale = ("µs", 1e6) if theirs < 1e-3 else ("ms", 1e3)
-            table.append((label, name, f"{ours * scale:.2f} {unit}", f"{theirs * scale:.2f} {unit}", f"{ratio:.2f}×"))
+            row = (label, name, f"{ours * scale:.2f} {unit}", f"{theirs * scale:.2f} {unit}", f"{ratio:.2f}×")
+            table.append((*row, f"{1 / ratio:.2f}×"))
     first_call = first_call_seconds()
     print(f"\nfirst call in a fresh process, warm numba cache: {first_call:.3f} s")
     if not args.no_docs:
         note = (
             f"Medians of {args.rounds} interleaved rounds (a single call: each round's best batch of 100 "
-            f"calls among 100, the ratio per round; load average {os.getloadavg()[0]:.1f}); "
+            f"calls among 100, the ratio per round; a batch: 3 calls a round; load average "
+            f"{os.getloadavg()[0]:.1f}{busy_note()}); ratio: rnea_ros / Pinocchio, speed-up: its inverse; "
             f"Pinocchio {pin.__version__}, numpy {np.__version__}. "
             f"First call in a fresh process (import, build, first calls; warm numba cache): {first_call:.3f} s."
         )
-        header = ("robot", "call", "rnea_ros", "Pinocchio", "ratio")
-        print(f"wrote {write_table('core', 'benchmarks/core.py', header, table, note)}")
+        header = ("robot", "call", "rnea_ros", "Pinocchio", "ratio", "speed-up")
+        name = f"core_busy_{args.busy}" if args.busy else "core"
+        print(f"wrote {write_table(name, 'benchmarks/core.py', header, table, note)}")
 
 
 if __name__ == "__main__":

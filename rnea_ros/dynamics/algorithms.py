@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 from rnea_ros.dynamics import rnea as kernel
+from rnea_ros.dynamics import rnea_block
 from rnea_ros.dynamics.data import ModelData
 
 if TYPE_CHECKING:
@@ -39,13 +40,16 @@ _batch_layer_thread_safe = False
 
 
 def rnea_batch(*args) -> tuple[int, int]:
-    """``kernel.rnea_batch``, serialised across threads unless numba's threading layer is thread-safe."""
+    """``rnea_block.rnea_batch``, serialised across threads unless numba's threading layer is thread-safe."""
     global _batch_layer_thread_safe
     if _batch_layer_thread_safe:
-        return kernel.rnea_batch(*args)
+        return rnea_block.rnea_batch(*args)
     with _batch_lock:
-        result = kernel.rnea_batch(*args)
-        _batch_layer_thread_safe = numba.threading_layer() in THREAD_SAFE_LAYERS
+        result = rnea_block.rnea_batch(*args)
+        try:  # a small batch runs on the calling thread: no layer chosen yet
+            _batch_layer_thread_safe = numba.threading_layer() in THREAD_SAFE_LAYERS
+        except ValueError:
+            pass
     return result
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rnea_ros.dynamics import rnea as kernel
+from rnea_ros.dynamics import rnea_block
 from rnea_ros.dynamics.contact_distribution import KINDS, contact_distribution
 from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.model import RobotModel
@@ -41,7 +42,7 @@ CONTACT_LINK = "foot"
 # at load 8-10: benchmarks/start_up.py, docs/figures/start_up.md).
 COLD_START_SECONDS = 40
 # The kernels whose cache tells whether this installation has compiled yet (``kernels_in_cache``).
-SENTINELS = (kernel.inverse_dynamics, kernel.gravity, kernel.rnea_batch, kernel.with_contact_terms)
+SENTINELS = (kernel.inverse_dynamics, kernel.gravity, rnea_block.rnea_batch, kernel.with_contact_terms)
 
 
 def small_robot(floating_base: bool) -> RobotModel:

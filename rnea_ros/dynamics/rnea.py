@@ -23,7 +23,7 @@ base) has ``q = [p, quaternion xyzw]`` and ``q̇ = [v, ω]`` in the body frame.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from rnea_ros.dynamics.spatial import (
     ZERO6,
@@ -260,32 +260,6 @@ def inverse_dynamics(joints, bodies, q, qd, qdd, f_ext, work, tau) -> int:
         return status
     rnea(joints, bodies, q, qd, qdd, f_ext, work, tau, False)
     return OK if all_below_largest_output(tau) else NON_FINITE_OUTPUT
-
-
-@njit(cache=True, parallel=True)
-def rnea_batch(joints, bodies, Q, QD, QDD, F_ext, work, TAU, n_threads):
-    """``rnea`` on every row, the rows split into one chunk per thread, each with its own work buffer.
-
-    ``F_ext`` has one row per state or a single shared row. Returns (status, row)
-    of the first failing row, or (OK, -1).
-    """
-    n_states = Q.shape[0]
-    n_chunks = min(n_threads, max(1, n_states))
-    chunk = (n_states + n_chunks - 1) // n_chunks
-    failed_row = np.full(n_chunks, n_states)
-    failed_status = np.zeros(n_chunks, np.int64)
-    for c in prange(n_chunks):
-        chunk_work = work.copy()  # carries the world row (a_0 = -g)
-        for n in range(c * chunk, min(n_states, (c + 1) * chunk)):
-            f_ext = F_ext[0] if F_ext.shape[0] == 1 else F_ext[n]
-            status = inverse_dynamics(joints, bodies, Q[n], QD[n], QDD[n], f_ext, chunk_work, TAU[n])
-            if status != OK:
-                failed_row[c], failed_status[c] = n, status
-                break
-    for c in range(n_chunks):
-        if failed_row[c] < n_states:
-            return failed_status[c], failed_row[c]
-    return OK, -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -63,8 +63,13 @@ def rot_mul(A, B):
 @inline
 def axis_angle(k, angle):
     """Rodrigues' rotation about the unit axis k: I + s [k]× + (1 - c) [k]×²."""
-    s = np.sin(angle)
-    t = 1.0 - np.cos(angle)
+    return axis_angle_sc(k, np.sin(angle), np.cos(angle))
+
+
+@inline
+def axis_angle_sc(k, s, c):
+    """``axis_angle`` from the angle's sine and cosine."""
+    t = 1.0 - c
     x, y, z = k
     return (
         1.0 - t * (y * y + z * z), t * x * y - s * z, t * x * z + s * y,

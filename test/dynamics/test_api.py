@@ -31,11 +31,14 @@ def test_batch_equals_single_calls(arm):
     shared = rng.normal(size=6)
     batch = arm.inverse_dynamics(Q, QD, QDD, {"tcp": W, "link3": shared})
     assert batch.shape == (50, arm.nv)
+    # The batch kernel's sin and cos are within one ulp of libm's (test_sincos.py), the rest is the
+    # single call's expressions: the rows agree to rounding, not bit for bit.
+    same = lambda a, b: np.testing.assert_allclose(a, b, rtol=0, atol=1e-13 * max(1.0, np.abs(b).max()))  # noqa: E731
     for n in range(50):
         single = arm.inverse_dynamics(Q[n], QD[n], QDD[n], {"tcp": W[n], "link3": shared})
-        np.testing.assert_array_equal(batch[n], single)
-    np.testing.assert_array_equal(arm.gravity_torques(Q)[7], arm.gravity_torques(Q[7]))
-    np.testing.assert_array_equal(arm.nonlinear_effects(Q, QD)[9], arm.nonlinear_effects(Q[9], QD[9]))
+        same(batch[n], single)
+    same(arm.gravity_torques(Q)[7], arm.gravity_torques(Q[7]))
+    same(arm.nonlinear_effects(Q, QD)[9], arm.nonlinear_effects(Q[9], QD[9]))
 
 
 def test_lists_are_accepted(arm):

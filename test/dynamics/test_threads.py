@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent(
 
     rng = np.random.default_rng(0)
     model = RobotModel.from_urdf(ARM_URDF)
-    Q, QD, QDD = (rng.uniform(-1, 1, (3000, model.nv)) for _ in range(3))
+    Q, QD, QDD = (rng.uniform(-1, 1, (30_000, model.nv)) for _ in range(3))  # enough work for threads
     expected = np.array([model.inverse_dynamics(q, qd, qdd) for q, qd, qdd in zip(Q, QD, QDD)])
     failures = []
 
