@@ -50,6 +50,7 @@ class DedicatedSubscription:
         self._every: list = []  # (subscription, callback) of ``also_serve``, drained first at each wake-up
         self._newest: list = []  # the same for ``newest_only``, before each message of the main topic
         self._stop = threading.Event()
+        self._skip_backlog = False
         self._thread = threading.Thread(target=self._serve, name=f"{topic} subscription", daemon=True)
 
     @property
@@ -73,7 +74,10 @@ class DedicatedSubscription:
         self._node._subscriptions.remove(subscription)  # served by this thread, not the executor
         return subscription
 
-    def start(self) -> None:
+    def start(self, backlog: bool = True) -> None:
+        """Starts the thread; ``backlog=False``: of the main topic's messages already waiting (those that
+        came while the node built its model), the newest alone is served, the others dropped unread."""
+        self._skip_backlog = not backlog
         self._thread.start()
 
     def destroy(self) -> None:
@@ -89,6 +93,8 @@ class DedicatedSubscription:
             for subscription, _ in served:
                 handles.enter_context(subscription.handle)
             wait_set = _rclpy.WaitSet(len(served), 0, 0, 0, 0, 0, context.handle)
+            if self._skip_backlog:
+                self._serve_newest_waiting()
             while not self._stop.is_set() and context.ok():
                 wait_set.clear_entities()
                 for subscription, _ in served:
@@ -102,15 +108,30 @@ class DedicatedSubscription:
         """Serves every waiting message of ``subscription``, each after the newest message of each of
         ``newest_first`` (those are served even when ``subscription`` has nothing)."""
         while not self._stop.is_set():
-            for first, first_callback in newest_first:
-                newest = None
-                while (taken := first.handle.take_message(first.msg_type, True)) is not None:
-                    newest = taken[0]
-                if newest is not None and not self._serve_one(first, first_callback, newest, True):
-                    return
+            if not self._serve_newest_of(newest_first):
+                return
             taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
             if taken is None or not self._serve_one(subscription, callback, taken[0], False):
                 return
+
+    def _serve_newest_of(self, subscriptions: list | tuple, deserialize: bool = True) -> bool:
+        """The newest waiting message of each of ``subscriptions`` served (read from its bytes when
+        ``deserialize``), the others dropped; False once shut down."""
+        for subscription, callback in subscriptions:
+            newest = None
+            while (taken := subscription.handle.take_message(subscription.msg_type, True)) is not None:
+                newest = taken[0]
+            if newest is not None and not self._serve_one(subscription, callback, newest, deserialize):
+                return False
+        return True
+
+    def _serve_newest_waiting(self) -> None:
+        """The side topics as at any wake-up, then the main topic's newest waiting message alone."""
+        for subscription, callback in self._every:
+            self._drain(subscription, callback)
+        if self._serve_newest_of(self._newest):
+            main = [(self._subscription, self._callback)]
+            self._serve_newest_of(main, deserialize=not self._subscription.raw)
 
     def _serve_one(self, subscription, callback: Callable, taken, deserialize: bool) -> bool:
         """``callback`` on one message (read from its bytes when ``deserialize``); False once shut down."""

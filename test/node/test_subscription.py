@@ -34,7 +34,9 @@ def node(request):
     node.destroy_node()
 
 
-def served_in_order(node: Node, newest_only: bool, main_count: int, side_count: int) -> list[tuple[str, float]]:
+def served_in_order(
+    node: Node, newest_only: bool, main_count: int, side_count: int, backlog: bool = True
+) -> list[tuple[str, float]]:
     """Queues ``side_count`` side messages then ``main_count`` main ones, starts the thread, and
     returns what it served, in order."""
     served: list[tuple[str, float]] = []
@@ -57,7 +59,7 @@ def served_in_order(node: Node, newest_only: bool, main_count: int, side_count: 
     for k in range(main_count):
         main.publish(Int32(data=k))
     time.sleep(0.5)  # delivered to the readers' queues (loopback), the thread not started yet
-    subscription.start()
+    subscription.start(backlog)
     try:
         assert done.wait(10.0), f"the main topic was not served: {served}"
         time.sleep(0.1)
@@ -74,3 +76,8 @@ def test_newest_only_serves_the_newest_side_message_before_the_main_topics_backl
 def test_every_message_of_a_side_topic_is_served_before_the_main_topic(node):
     served = served_in_order(node, newest_only=False, main_count=2, side_count=5)
     assert served == [("side", float(k)) for k in range(5)] + [("main", 0), ("main", 1)]
+
+
+def test_without_the_backlog_only_the_newest_waiting_message_of_the_main_topic_is_served(node):
+    served = served_in_order(node, newest_only=True, main_count=3, side_count=5, backlog=False)
+    assert served == [("side", 4.0), ("main", 2)]
