@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rnea_ros.analysis.mcap_scan import Segment, blocks_by_size, readable, topic_segments
+
 DEFAULT_CHUNK = 50_000
 
 
@@ -94,7 +96,12 @@ def joint_state_layout(raw: bytes) -> _Layout:
 
 
 def _decode_same_layout(layout: _Layout, raws: list[bytes]) -> dict[str, np.ndarray]:
-    block = np.frombuffer(b"".join(raws), dtype=np.uint8).reshape(len(raws), layout.size)
+    return _decode_block(layout, np.frombuffer(b"".join(raws), dtype=np.uint8).reshape(len(raws), layout.size))
+
+
+def _decode_block(layout: _Layout, block: np.ndarray) -> dict[str, np.ndarray]:
+    """The stamps and arrays of messages of one layout, given as the rows of a uint8 block."""
+    raws = block
     out = {
         "sec": block[:, 4:8].copy().view(layout.byte_order + "i4")[:, 0].astype(np.int64),
         "nanosec": block[:, 8:12].copy().view(layout.byte_order + "u4")[:, 0].astype(np.int64),
@@ -127,6 +134,21 @@ class _JointStateDecoder:
                 same = np.fromiter((raws[k][12 : layout.invariant_end] == layout.invariant for k in rows), bool)
                 block = _decode_same_layout(layout, [raws[k] for k in rows[same]])
                 groups.append((layout, block, receive_ns[rows[same]]))
+                rows = rows[~same]
+        return groups
+
+    def decode_blocks(
+        self, blocks: list[np.ndarray], receive_ns: list[np.ndarray]
+    ) -> list[tuple[_Layout, dict, np.ndarray]]:
+        """``decode`` of messages given as uint8 blocks, one per message size (``mcap_scan``)."""
+        groups = []
+        for block, received in zip(blocks, receive_ns, strict=True):
+            rows = np.arange(len(block))
+            while len(rows):  # usually once; more when messages of one size name different joints
+                layout = self._layout_for(block[rows[0]].tobytes())
+                invariant = np.frombuffer(layout.invariant, np.uint8)
+                same = (block[rows, 12 : layout.invariant_end] == invariant).all(axis=1)
+                groups.append((layout, _decode_block(layout, block[rows[same]]), received[rows[same]]))
                 rows = rows[~same]
         return groups
 
@@ -168,6 +190,15 @@ def read_bag_joint_states(path: Path, topic: str, chunk: int = DEFAULT_CHUNK) ->
             raise RecordingError(f"'{topic}' is not sensor_msgs/msg/JointState")
         decoder, raws, stamps = _JointStateDecoder(), [], []
         merger = _Merger()
+        files = _mcap_files(reader)
+        if files and readable(files):
+            try:
+                yield from _read_mcap_joint_states(files, topic, chunk, decoder, merger)
+            except RecordingError:
+                raise
+            except Exception as error:
+                raise RecordingError(f"the bag {path} is damaged or truncated: {error}") from error
+            return
         try:
             for _, receive_ns, raw in reader.messages(connections=connections):
                 raws.append(raw)
@@ -183,6 +214,33 @@ def read_bag_joint_states(path: Path, topic: str, chunk: int = DEFAULT_CHUNK) ->
             yield from merger.add(decoder.decode(raws, np.array(stamps, dtype=np.int64)))
     finally:
         reader.close()
+
+
+def _mcap_files(reader) -> list[Path] | None:
+    """The bag's files when every one is MCAP (read by ``mcap_scan``), else None (rosbags reads them)."""
+    try:
+        storages = [storage for bag in reader.readers for storage in bag.storage.storages]
+        if storages and all(type(storage).__name__ == "McapReader" for storage in storages):
+            return [Path(storage.path) for storage in storages]
+    except AttributeError:  # another rosbags: its own reader
+        pass
+    return None
+
+
+def _read_mcap_joint_states(files, topic, chunk, decoder, merger) -> Iterator[JointChunk]:
+    """``read_bag_joint_states`` through ``mcap_scan``: the same blocks of ``chunk`` messages in time order."""
+    pending: list[Segment] = []
+    count = 0
+    for segment in topic_segments(files, topic):
+        while len(segment):
+            take = min(chunk - count, len(segment))
+            pending.append(segment.part(0, take))
+            segment, count = segment.part(take, len(segment)), count + take
+            if count == chunk:
+                yield from merger.add(decoder.decode_blocks(*blocks_by_size(pending)))
+                pending, count = [], 0
+    if count:
+        yield from merger.add(decoder.decode_blocks(*blocks_by_size(pending)))
 
 
 class _Merger:

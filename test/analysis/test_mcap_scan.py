@@ -1,0 +1,84 @@
+"""rnea_analyze's MCAP reader (``mcap_scan``: a chunk's records walked by a compiled loop, the
+messages decoded a block at a time) gives exactly what rosbags' message-by-message reading gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rnea_ros.analysis import recording
+from rnea_ros.analysis.mcap_scan import readable
+
+NAMES = [f"joint{k}" for k in range(1, 8)]
+
+
+def write_mcap(path, samples: int, compression: bool, split: int | None) -> None:
+    """joint_states at 1 kHz (two publishers when ``split``: the first ``split`` joints, the rest,
+    the second every other sample), plus a std_msgs/String topic between them."""
+    from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_JAZZY)
+    JointState, Header, Time = (
+        store.types[k] for k in ("sensor_msgs/msg/JointState", "std_msgs/msg/Header", "builtin_interfaces/msg/Time")
+    )
+    String = store.types["std_msgs/msg/String"]
+    rng = np.random.default_rng(45)
+    groups = [slice(None)] if split is None else [slice(0, split), slice(split, None)]
+    writer = Writer(path, version=9, storage_plugin=StoragePlugin.MCAP)
+    if compression:
+        writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
+    with writer:
+        states = writer.add_connection("/joint_states", JointState.__msgtype__, typestore=store)
+        other = writer.add_connection("/note", String.__msgtype__, typestore=store)
+        for k in range(samples):
+            ns = 1_700_000_000_000_000_000 + k * 1_000_000
+            stamp = Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+            for g, group in enumerate(groups):
+                if g == 1 and k % 2:
+                    continue
+                values = rng.normal(size=(3, 7))
+                msg = JointState(
+                    header=Header(stamp=stamp, frame_id=""),
+                    name=NAMES[group],
+                    position=values[0, group].copy(),
+                    velocity=values[1, group].copy(),
+                    effort=values[2, group].copy(),
+                )
+                writer.write(states, ns, store.serialize_cdr(msg, JointState.__msgtype__))
+            if k % 97 == 0:
+                writer.write(other, ns, store.serialize_cdr(String(data="x" * (k % 13)), String.__msgtype__))
+
+
+def read(path, chunk: int, through_rosbags: bool, monkeypatch) -> list:
+    with monkeypatch.context() as patch:
+        if through_rosbags:
+            patch.setattr(recording, "readable", lambda files: False)
+        return list(recording.read_bag_joint_states(path, "/joint_states", chunk))
+
+
+@pytest.mark.parametrize(("compression", "split", "chunk"), [(False, None, 1000), (True, None, 777), (False, 3, 500)])
+def test_the_same_chunks_as_rosbags(tmp_path, monkeypatch, compression, split, chunk):
+    bag = tmp_path / "bag"
+    write_mcap(bag, 3000, compression, split)
+    assert readable(sorted(bag.glob("*.mcap")))
+    fast, slow = read(bag, chunk, False, monkeypatch), read(bag, chunk, True, monkeypatch)
+    assert len(fast) == len(slow) > 1
+    for a, b in zip(fast, slow, strict=True):
+        assert a.names == b.names
+        for x, y in ((a.t, b.t), (a.q, b.q), (a.qd, b.qd), (a.effort, b.effort)):
+            assert np.array_equal(x, y, equal_nan=True)
+    if split is None:
+        assert [len(c.t) for c in fast] == [chunk] * (3000 // chunk) + [3000 % chunk] * bool(3000 % chunk)
+
+
+def test_a_file_it_cannot_walk_is_left_to_rosbags(tmp_path):
+    bag = tmp_path / "bag"
+    write_mcap(bag, 500, False, None)
+    (file,) = bag.glob("*.mcap")
+    data = bytearray(file.read_bytes())
+    chunk_at = data.index(b"\x06", 8 + 9 + 20)  # past the header record: the first chunk's opcode
+    data[chunk_at + 1 : chunk_at + 9] = (2**40).to_bytes(8, "little")  # its length beyond the file
+    file.write_bytes(bytes(data))
+    assert not readable([file])  # left to rosbags, which finds the chunk by the summary's index
+    assert sum(len(c.t) for c in recording.read_bag_joint_states(bag, "/joint_states")) == 500
