@@ -16,6 +16,7 @@ import numpy as np
 
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.analysis.fast_csv import format_rows
+from rnea_ros.analysis.mcap_scan import walk_records
 from rnea_ros.dynamics.precompile import CONTACT_LINK, SMALL_ROBOT, compile_dynamics
 from rnea_ros.node.core import build_live_model
 from rnea_ros.node.settings import settings_from
@@ -28,10 +29,11 @@ def compile_node() -> None:
 
 
 def compile_analysis() -> None:
-    """rnea_analyze's own kernels: the derivatives of a recording and the CSV writer."""
+    """rnea_analyze's own kernels: the derivatives of a recording, the CSV writer, the MCAP walk."""
     t = np.linspace(0.0, 1.0, 50)
     local_polynomial_derivatives(t, np.sin(np.outer(t, [1.0, 2.0])), 0.1)
     format_rows(np.zeros((3, 2)))
+    walk_records(np.frombuffer(bytes(9), np.uint8), 0, 9)  # a bag's bytes are read-only
 
 
 STEPS = (("dynamics", compile_dynamics), ("rnea_node", compile_node), ("rnea_analyze", compile_analysis))

@@ -29,7 +29,7 @@ class McapLayoutError(ValueError):
 
 
 @njit(cache=True)
-def _records(buf, start, end):
+def walk_records(buf, start, end):
     """(opcode, content offset, content length) of every record in buf[start:end]."""
     capacity = max(1, (end - start) // 9)
     ops = np.empty(capacity, np.uint8)
@@ -70,7 +70,7 @@ def _open(path: Path) -> tuple[mmap.mmap, np.ndarray]:
 
 
 def _walk(buf: np.ndarray, start: int, end: int):
-    ops, offsets, lengths, whole = _records(buf, start, end)
+    ops, offsets, lengths, whole = walk_records(buf, start, end)
     if not whole:
         raise McapLayoutError("a record runs past its container")
     return ops, offsets, lengths
