@@ -70,9 +70,9 @@ def trot_parameters(robot: Legged, model: RobotModel, trot: GaitTrajectory, seco
         "robot_description": robot.urdf, "realtime": False, "joints": list(model.joint_names),
         "initial_positions": trot.standing.tolist(), "duration": seconds, "floating_base": True,
         "contact_links": robot.feet, "contact_radius": robot.foot_radius, "friction": robot.friction,
-        # beside two busy processes the node once took over 10 s (the runner's wait) to take in the
-        # whole 15,000-point trajectory: lockstep waits longer
-        "lockstep_timeout": 60.0,
+        # beside two busy processes the node went silent after its first command for over 10 s, then
+        # over 60 s (taking in the whole 15,000-point trajectory, it seems): lockstep waits longer
+        "lockstep_timeout": 300.0,
     }  # fmt: skip
     node = {
         "robot_description": robot.urdf, "floating_base": True, "command_joints": list(model.joint_names),
