@@ -68,7 +68,7 @@ class RneaNode(LiveParameters, Node):
         super().__init__("rnea_node")
         self.fatal_error: str | None = None
         try:
-            settings = settings_from({**ros_parameters.declare(self, NODE_PARAMETERS), **self._declare_joint_gains()})
+            settings = settings_from({**ros_parameters.declare(self, NODE_PARAMETERS), **declare_joint_gains(self)})
         except ValueError as error:
             settings = Settings()
             self._fatal(f"invalid parameter: {error}")
@@ -84,8 +84,7 @@ class RneaNode(LiveParameters, Node):
         if self.fatal_error:
             return
         start_phase("parameters")
-        # subscribed before the model's build: the other processes discover these endpoints while it
-        # runs (a second on a busy machine); what comes meanwhile waits in their queues
+        # before the model's build: matched by the other processes while it runs (seconds on a busy machine)
         self._subscribe_inputs(settings)
         start_phase("subscribed")
         if settings.robot_description:
@@ -114,13 +113,6 @@ class RneaNode(LiveParameters, Node):
             quiet_after_shutdown(self.context, self._publish_diagnostics),
             clock=Clock(clock_type=ClockType.STEADY_TIME),
         )
-
-    def _declare_joint_gains(self) -> dict[str, object]:
-        """gains.<joint>.p and .d given as overrides (a params file, -p), declared as given: the joints
-        are the model's, unknown before it loads. rclpy keeps the overrides in ``_parameter_overrides``."""
-        described = ParameterDescriptor(description=GAINS_DESCRIPTION, dynamic_typing=True)
-        names = sorted(name for name in self._parameter_overrides if name.startswith(GAINS_PREFIX))
-        return {name: self.declare_parameter(name, None, described).value for name in names}
 
     def destroy_node(self) -> None:
         if self.joint_states is not None:
@@ -321,6 +313,14 @@ class RneaNode(LiveParameters, Node):
         if not publishers:
             return "no joint_states publisher"
         return self._best_effort_problem()
+
+
+def declare_joint_gains(node: Node) -> dict[str, object]:
+    """gains.<joint>.p and .d given as overrides (a params file, -p), declared as given: the joints
+    are the model's, unknown before it loads. rclpy keeps the overrides in ``_parameter_overrides``."""
+    described = ParameterDescriptor(description=GAINS_DESCRIPTION, dynamic_typing=True)
+    names = sorted(name for name in node._parameter_overrides if name.startswith(GAINS_PREFIX))
+    return {name: node.declare_parameter(name, None, described).value for name in names}
 
 
 def warn_first_clips(logger, outputs, warned: set[str]) -> None:
