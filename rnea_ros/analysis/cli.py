@@ -45,6 +45,10 @@ rnea_sim) report with each state the effort commanded in the previous cycle, one
 (1/update_rate) late. --start/--end keep only the samples from/until that many seconds after the
 first (leave out a part where brakes held the robot: its efforts are not the robot's dynamics).
 
+--validate OTHER (with --identify): a second recording of the same robot; every model (the URDF alone,
+the files written) is run on it with the same window and its residual RMS per joint printed: a
+held-out part of one recording may replay its training motion, another recording does not.
+
 --corrections checks a recording against the corrected model (the URDF's, plus a
 corrections.yaml: its payload merged in, its joint terms added), as rnea_node computes it.
 """
@@ -210,6 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="YAML: per joint, effort = scale × recorded + offset (motor-side or current readings to joint torques)",
     )
+    parser.add_argument(
+        "--validate",
+        type=Path,
+        metavar="OTHER",
+        help="--identify: a second recording of the same robot, every model's residual on it printed",
+    )
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not abs(args.effort_delay) <= 1.0:
@@ -220,11 +230,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--coulomb-width must be a positive number of rad/s")
     if args.inertia and (not args.identify or args.payload_link or len(args.recording) > 1):
         parser.error("--inertia goes with --identify, one recording, and no --payload-link (a payload is link inertia)")
+    if args.validate is not None and (not args.identify or len(args.recording) > 1):
+        parser.error("--validate goes with --identify and one recording")
     if len(args.recording) > 1:
         return fleet_main(args)
     args.recording = args.recording[0]
     try:
         refuse_unwritable_outputs(args)  # before minutes of work, not after
+        if args.validate is not None and not args.validate.exists():
+            raise RecordingError(f"--validate: no such recording '{args.validate}'")
         description = load_description(args.urdf, args.recording)
         model = RobotModel.from_urdf(description, gravity=args.gravity)
         corrected = with_corrections(model, args.corrections, args.identify, args.urdf_dynamics)
@@ -313,11 +327,45 @@ def main(argv: list[str] | None = None) -> int:
             write_friction_plot(identification, args.out / "friction.png")
             if args.inertia:
                 write_corrected_urdf(identification, description, args.out / "corrected.urdf")
-        except (CorrectionsError, OSError) as error:
+            if args.validate is not None:
+                print(validation(args, corrected, identification, description, window, conversion))
+        except (CorrectionsError, OSError, RecordingError, ModelError) as error:
             print(f"rnea_analyze: {error}", file=sys.stderr)
             return 2
     print("wrote " + ", ".join(str(p) for p in planned_outputs(args)))
     return 0
+
+
+def validation(args, urdf_model: CorrectedModel, identification, description: str, window: float, conversion) -> str:
+    """Every model's residual RMS per joint on the --validate recording (the same window, delay and
+    conversion): the URDF alone, and the files written (the corrected URDF with --inertia)."""
+    corrections = identification.corrections()
+    written = urdf_model.model.with_corrections(corrections, urdf_model.urdf_dynamics)
+    if args.inertia and identification.links_result().written:
+        inertials = identification.links_result().inertials()
+        corrected = RobotModel.from_urdf(corrected_urdf(description, inertials), gravity=args.gravity)
+        written = corrected.with_corrections(corrections, urdf_model.urdf_dynamics)
+    models = {"URDF": urdf_model, "files written": written}
+    rms = {}
+    for label, model in models.items():
+        analysis = analyze(
+            model,
+            open_recording(args.validate, args.topic, args.chunk),
+            window=window,
+            order=args.order,
+            velocities=args.velocities,
+            effort_delay=args.effort_delay,
+            effort_conversion=conversion,
+        )
+        rms[label] = [analysis.fits.summary(j)["rms"] for j in range(len(analysis.joint_names))]
+    names = urdf_model.model.joint_names
+    lines = [f"validation on {args.validate} (another recording; residual RMS per joint):"]
+    lines.append(f"{'model':<16}" + "".join(f"{n[:11]:>12}" for n in names) + f"{'over joints':>13}")
+    for label, values in rms.items():
+        finite = [v for v in values if v == v]
+        over = (sum(v * v for v in finite) / max(len(finite), 1)) ** 0.5
+        lines.append(f"{label:<16}" + "".join(f"{v:>12.4f}" for v in values) + f"{over:>13.4f}")
+    return "\n".join(lines)
 
 
 def planned_outputs(args: argparse.Namespace) -> list[Path]:

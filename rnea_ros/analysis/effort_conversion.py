@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from rnea_ros.analysis.recording import RecordingError
+from rnea_ros.dynamics.corrections import MAX_FILE_BYTES, CorrectionsError, read_small_file, strict_yaml
 
 MAX_SCALE = 1e6
 
@@ -46,13 +47,16 @@ class EffortConversion:
 
 
 def load_effort_conversion(path: Path) -> EffortConversion:
-    """The conversion file (see the module's docstring); RecordingError with the reason if it is not one."""
-    import yaml
-
+    """The conversion file (see the module's docstring); RecordingError with the reason if it is not one.
+    Read as a corrections file is (``dynamics.corrections.read_small_file``, ``strict_yaml``): a regular
+    file of at most 1 MiB (a FIFO or a device is refused at once, never waited on or read without end),
+    YAML without anchors, aliases or a key given twice."""
     try:
-        content = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as error:
-        raise RecordingError(f"--effort-conversion {path}: cannot read it: {error}") from error
+        content = strict_yaml(
+            read_small_file(path, MAX_FILE_BYTES, "--effort-conversion file"), f"--effort-conversion {path}"
+        )
+    except CorrectionsError as error:
+        raise RecordingError(str(error)) from error
     if not isinstance(content, dict) or not content:
         raise RecordingError(f"--effort-conversion {path}: expected a mapping joint -> {{scale, offset}}")
     return EffortConversion({str(name): _term(path, str(name), value) for name, value in content.items()})

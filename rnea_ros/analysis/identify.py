@@ -32,7 +32,18 @@ import numpy as np
 
 from rnea_ros.analysis.coulomb_shapes import SHAPES, choose_shapes, shape_columns
 from rnea_ros.analysis.fold_sums import FOLDS, FoldSums
-from rnea_ros.analysis.identify_fit import MIN_SAMPLES, ChosenSums, Fitted, LinkPriors, fit_sums, fold_splits, held_out
+from rnea_ros.analysis.identify_fit import (
+    MIN_SAMPLES,
+    RESOLUTION,
+    ChosenSums,
+    Fitted,
+    LinkPriors,
+    choose_terms,
+    fit_sums,
+    fold_splits,
+    held_out,
+    links_with_information,
+)
 from rnea_ros.analysis.link_inertia import LinkContext, body_problems, margin
 from rnea_ros.dynamics import regressor
 from rnea_ros.dynamics.corrections import DEFAULT_COULOMB_WIDTH, Corrections, JointCorrection, Payload
@@ -43,8 +54,8 @@ FEATURES = regressor.TERM_NAMES
 # least excitation of each term's column for it to be fitted (``regressor.JointTerm``)
 EXCITATION = {term.name: term.excitation for term in JOINT_TERMS}
 STICTION_SPEED = 0.01  # rad/s (m/s): with links, a joint's samples slower than this are left out of its rows
-RESOLUTION = 0.01  # a parameter's uncertainty, as torque, below 1 % of the joint's torque RMS
 NOISE_MARGIN = 3.0  # a term of q̈ is fitted only when q̈ varies by more than this × its noise at the window
+SILENT = "no joint torque of this recording depends on its parameters beyond the other columns (they add no rank)"
 COMBINED = "determined only together with link inertias (a base parameter): the consistent fit's share"
 PAYLOAD_PARAMETERS = len(PARAMETER_NAMES)
 
@@ -54,6 +65,7 @@ class Estimate:
     value: float | None  # None: not identifiable from this recording
     standard_error: float
     why: str = ""  # when not identifiable
+    excess: float = 0.0  # not resolved: its standard error over the resolution (the largest is left out first)
 
 
 @dataclass(frozen=True)
@@ -148,6 +160,9 @@ class Identification:
         self.payload_columns = PAYLOAD_PARAMETERS * len(self.links) or (PAYLOAD_PARAMETERS if payload_link else 0)
         # per joint: [Y_j π columns, its terms' columns (regressor.joint_columns)]; sums per fold
         self.sums = FoldSums(n, self.payload_columns + regressor.column_count(len(self.shapes)))
+        # with the slow samples left out: every sample's joint terms too, on which the terms are chosen
+        # (--inertia never fits fewer joint terms than --identify on the same recording)
+        self.plain = FoldSums(n, regressor.column_count(len(self.shapes))) if self.min_speed > 0.0 else None
         self.peak_speed = np.zeros(n)  # per joint, the largest |q̇| recorded (effort measured or not)
         self._version, self._solution = 0, None  # the sums' version, and the fit of a version
 
@@ -163,6 +178,8 @@ class Identification:
             raise ValueError("identifications of different joints, Coulomb shapes or payloads cannot be pooled")
         self._version += 1
         self.sums.merge(other.sums)
+        if self.plain is not None:
+            self.plain.merge(other.plain)
         self.peak_speed = np.maximum(self.peak_speed, other.peak_speed)
 
     def add(
@@ -180,21 +197,20 @@ class Identification:
         if len(speed):
             self.peak_speed = np.maximum(self.peak_speed, speed.max(axis=0))
         ok = np.isfinite(measured) & np.isfinite(model) & np.isfinite(qd) & np.isfinite(qdd)
-        if self.min_speed > 0.0:
-            ok &= speed >= self.min_speed
         columns = []
         if self.payload_columns:
             P = self.payload_columns
             if payload_regressor is None or payload_regressor.shape != (*measured.shape, P):
                 raise ValueError(f"the payload or links need their regressor, (N, joints, {P})")
             ok &= np.isfinite(payload_regressor).all(axis=-1)
-            columns.append(np.where(ok[..., None], payload_regressor, 0.0))
-        r = np.where(ok, measured - model, 0.0)
-        v, a = np.where(ok, qd, 0.0), np.where(ok, qdd, 0.0)
-        columns.append(regressor.joint_columns(v, a, self.shapes) * ok[..., None])
-        x = np.concatenate(columns, axis=-1)
         self._version += 1
-        self.sums.add(x, r, measured, ok, v)
+        if self.plain is not None:
+            self.plain.add(*_term_rows(measured, model, qd, qdd, ok, self.shapes))
+            ok &= speed >= self.min_speed
+        if self.payload_columns:
+            columns.append(np.where(ok[..., None], payload_regressor, 0.0))
+        x, r, _, _, v = _term_rows(measured, model, qd, qdd, ok, self.shapes)
+        self.sums.add(np.concatenate([*columns, x], axis=-1), r, measured, ok, v)
 
     def results(self) -> list[JointIdentification]:
         return self._solve().joints
@@ -250,16 +266,26 @@ class Identification:
         the one fitted and printed); with links, joint terms alone or with the links' inertias, the
         better on held-out samples."""
         self._choose_shapes()
-        fitted, held = initial_terms(self._pooled, self.payload_columns, self.qdd_noise)
+        fitted, held = self._chosen_terms()  # --identify's: every sample's joint terms alone
         if not self.links:
-            return self._converged(fitted, held, [])
+            return self._converged(fitted, held, [], fitted)
+        # beside the links: every term excited, those --identify keeps and those the links' fit resolves
+        excited, reasons = initial_terms(self._pooled, self.payload_columns, self.qdd_noise)
+        excited = [sorted({*e, *f}) for e, f in zip(excited, fitted, strict=True)]
+        reasons = [
+            {name: e for name, e in r.items() if FEATURES.index(name) not in x}
+            for r, x in zip(reasons, excited, strict=True)
+        ]
         moving = [name for name in self.links if self._link_moves(name)]
         kept = {name: "its joint does not move in the recording" for name in self.links if name not in moving}
-        alone = self._converged(fitted, held, [])
-        with_links = self._converged(fitted, held, moving)
+        _, silent = links_with_information(self._pooled, excited, [self._shared([n])[0] for n in moving])
+        kept.update({moving[l]: SILENT for l in silent})
+        alone = self._converged(fitted, held, [], fitted)
+        with_links = self._converged(excited, reasons, [name for name in moving if name not in kept], fitted)
         terms_rms = held_out(self._splits, alone.fitted, np.zeros(0, dtype=int), None)
         links_rms = held_out(self._splits, with_links.fitted, *self._shared(with_links.link_names))
-        written, why = inertia_choice(terms_rms, links_rms, self._count >= MIN_SAMPLES)
+        urdf_rms = choose_terms(self._pooled, self._splits, [[]] * len(fitted), self.payload_columns).urdf
+        written, why = inertia_choice(terms_rms, links_rms, self._count >= MIN_SAMPLES, urdf_rms)
         chosen = with_links if written else alone
         links = dataclasses.replace(
             with_links.links,
@@ -270,17 +296,37 @@ class Identification:
         )
         return dataclasses.replace(chosen, links=links)
 
-    def _converged(self, fitted: list[list[int]], held: list[dict], links: list[str]) -> _Solution:
+    def _chosen_terms(self) -> tuple[list[list[int]], list[dict]]:
+        """The joint terms fitted, term by term (``identify_fit.choose_terms``), on every sample's
+        joint terms alone (with links: ``plain``, the slow samples in)."""
+        sums, splits, P = self._pooled, self._splits, self.payload_columns
+        if self.plain is not None:
+            chosen, _ = choose_shapes(self.plain, self.shapes, 0)
+            columns = [shape_columns(k, 0, len(self.shapes)) for k in chosen]
+            sums, splits, P = ChosenSums.of(self.plain, columns, range(FOLDS)), fold_splits(self.plain, columns), 0
+        fitted, held = initial_terms(sums, P, self.qdd_noise)
+        # a payload's columns beside each joint's terms (with links: every sample's joint terms alone)
+        free = P if self.plain is None else 0
+        choice = choose_terms(sums, splits, fitted, P, negative_armature=bool(self.links), free=free)
+        for reasons, why in zip(held, choice.why, strict=True):
+            reasons.update({FEATURES[k]: Estimate(None, np.nan, text) for k, text in why.items()})
+        return choice.fitted, held
+
+    def _converged(self, fitted: list[list[int]], held: list[dict], links: list[str], chosen: list) -> _Solution:
         """The fit of ``fitted`` terms and ``links``, each term not identifiable and each link not a
-        body to write taken out and the rest fitted again, until none is."""
+        body to write taken out and the rest fitted again, until none is: every term that comes out
+        negative but cannot be, and of the terms not ``chosen`` (``identify_fit.choose_terms``) and not
+        resolved by this fit's standard errors, the least resolved (one at a time: terms trade)."""
         fitted, held, links, kept = [list(f) for f in fitted], [dict(h) for h in held], list(links), {}
         while True:
             result = fit_sums(self._pooled, fitted, *self._shared(links))
-            joints = [self._joint_result(j, result, fitted[j], held[j]) for j in range(len(fitted))]
+            joints = [joint_result(self, j, result, fitted[j], held[j], chosen[j]) for j in range(len(fitted))]
             links_result = links_estimates({n: self.links[n] for n in links}, result) if self.links else None
             changed = False
             for j, joint in enumerate(joints):
-                for k in [k for k in fitted[j] if joint.estimates[FEATURES[k]].value is None]:
+                out = [k for k in fitted[j] if joint.estimates[FEATURES[k]].value is None]
+                negative = [k for k in out if joint.estimates[FEATURES[k]].excess == 0.0]
+                for k in negative or sorted(out, key=lambda k: -joint.estimates[FEATURES[k]].excess)[:1]:
                     fitted[j].remove(k)
                     held[j][FEATURES[k]], changed = joint.estimates[FEATURES[k]], True
             for estimate in links_result.links if links_result else []:
@@ -323,46 +369,60 @@ class Identification:
         self._splits = fold_splits(sums, columns)
         self._count = self._pooled.count
 
-    def _joint_result(self, j: int, result: Fitted, fitted: list[int], held: dict) -> JointIdentification:
-        n, name, P = int(self._count[j]), self.joint_names[j], self.payload_columns
-        width, lead = self._shape(j)
-        if n < MIN_SAMPLES:
-            return JointIdentification(name, n, dict(held), np.inf, np.nan, np.nan, width, coulomb_lead=lead)
-        own_columns = result.index[j][result.shared :]
-        beta, combined = result.theta[own_columns], result.fit.combined[own_columns]
-        variances = np.diag(result.fit.covariance)[own_columns]
-        own = self._pooled.xx[j][P:, P:]
-        rms = np.sqrt(np.diag(own) / n)
-        torque_rms = max(np.sqrt(self._pooled.mm[j] / n), 1e-9)
-        estimates = dict(held)
-        for i, k in enumerate(fitted):
-            term, se = JOINT_TERMS[k], float(np.sqrt(max(variances[i], 0.0)))
-            if term.nonnegative and beta[i] < 0.0:
-                shared = " with the links' inertias" if combined[i] else ""
-                estimates[term.name] = Estimate(None, se, f"{beta[i]:.3g} < 0{shared}: {term.nonnegative}")
-            elif combined[i]:
-                estimates[term.name] = Estimate(float(beta[i]), np.nan, COMBINED)
-            elif se * rms[k] <= RESOLUTION * torque_rms:
-                estimates[term.name] = Estimate(float(beta[i]), se)
-            else:
-                estimates[term.name] = Estimate(None, se, f"standard error {se:.3g} too large for this recording")
-        sub = own[np.ix_(fitted, fitted)] / np.outer(rms[fitted], rms[fitted]) / n if fitted else np.eye(1)
-        return JointIdentification(
-            name,
-            n,
-            {f: estimates[f] for f in FEATURES},
-            float(np.linalg.cond(sub)),
-            float(np.sqrt(self._pooled.rr[j] / n)),
-            float(np.sqrt(result.rss[j] / n)),
-            width,
-            tuple(float(x) for x in self.held_out[j]) if len(self.shapes) > 1 else (),
-            lead,
-        )
-
     def _shape(self, j: int) -> tuple[float, float]:
         """The joint's Coulomb width and lead."""
         width, lead = self.chosen_shapes[j]
         return float(width), float(lead)
+
+
+def joint_result(
+    identification: Identification, j: int, result: Fitted, fitted: list[int], held: dict, chosen: list[int]
+) -> JointIdentification:
+    """Joint j's estimates in ``result``: a term that cannot be negative and is, or (unless ``chosen``)
+    whose standard error is above the resolution, is not identified; one determined only with the
+    links' inertias is reported as such."""
+    n, name, P = int(identification._count[j]), identification.joint_names[j], identification.payload_columns
+    width, lead = identification._shape(j)
+    if n < MIN_SAMPLES:
+        return JointIdentification(name, n, dict(held), np.inf, np.nan, np.nan, width, coulomb_lead=lead)
+    own_columns = result.index[j][result.shared :]
+    beta, combined = result.theta[own_columns], result.fit.combined[own_columns]
+    variances = np.diag(result.fit.covariance)[own_columns]
+    own = identification._pooled.xx[j][P:, P:]
+    rms = np.sqrt(np.diag(own) / n)
+    torque_rms = max(np.sqrt(identification._pooled.mm[j] / n), 1e-9)
+    estimates = dict(held)
+    for i, k in enumerate(fitted):
+        term, se = JOINT_TERMS[k], float(np.sqrt(max(variances[i], 0.0)))
+        if term.nonnegative and beta[i] < 0.0:
+            shared = " with the links' inertias" if combined[i] else ""
+            estimates[term.name] = Estimate(None, se, f"{beta[i]:.3g} < 0{shared}: {term.nonnegative}")
+        elif combined[i]:
+            estimates[term.name] = Estimate(float(beta[i]), np.nan, COMBINED)
+        elif k in chosen or se * rms[k] <= RESOLUTION * torque_rms:
+            estimates[term.name] = Estimate(float(beta[i]), se)
+        else:
+            why = f"standard error {se:.3g} too large for this recording"
+            estimates[term.name] = Estimate(None, se, why, se * rms[k] / (RESOLUTION * torque_rms))
+    sub = own[np.ix_(fitted, fitted)] / np.outer(rms[fitted], rms[fitted]) / n if fitted else np.eye(1)
+    return JointIdentification(
+        name,
+        n,
+        {f: estimates[f] for f in FEATURES},
+        float(np.linalg.cond(sub)),
+        float(np.sqrt(identification._pooled.rr[j] / n)),
+        float(np.sqrt(result.rss[j] / n)),
+        width,
+        tuple(float(x) for x in identification.held_out[j]) if len(identification.shapes) > 1 else (),
+        lead,
+    )
+
+
+def _term_rows(measured, model, qd, qdd, ok, shapes) -> tuple:
+    """The joint terms' rows of ``FoldSums.add``: (x, r, measured, ok, q̇), zero where not ``ok``."""
+    r = np.where(ok, measured - model, 0.0)
+    v, a = np.where(ok, qd, 0.0), np.where(ok, qdd, 0.0)
+    return regressor.joint_columns(v, a, shapes) * ok[..., None], r, measured, ok, v
 
 
 def initial_terms(
@@ -426,12 +486,19 @@ def payload_result(link: str, pooled: ChosenSums, result: Fitted) -> PayloadIden
 INERTIA_TOLERANCE = 0.05  # relative, per joint: see inertia_choice
 
 
-def inertia_choice(terms: np.ndarray, links: np.ndarray, usable: np.ndarray) -> tuple[bool, str]:
+def inertia_choice(
+    terms: np.ndarray, links: np.ndarray, usable: np.ndarray, urdf: np.ndarray | None = None
+) -> tuple[bool, str]:
     """Whether the links' inertias are written: only when their held-out residual is lower over the
     joints and within INERTIA_TOLERANCE of the joint terms' alone on every joint (the folds' own
-    spread: a joint 2 % off is no evidence against 1.7–5× better elsewhere); and why."""
+    spread: a joint 2 % off is no evidence against 1.7–5× better elsewhere), and never above the
+    URDF's alone (``urdf``) on any joint; and why."""
     if not usable.any():
         return False, "no joint has samples to compare them on"
+    if urdf is not None:
+        worse = [j for j in np.flatnonzero(usable) if not links[j] <= urdf[j]]
+        if worse:
+            return False, f"the links' inertias predict held-out samples worse than the URDF on {len(worse)} joint(s)"
     worse = [j for j in np.flatnonzero(usable) if not links[j] <= terms[j] * (1.0 + INERTIA_TOLERANCE)]
     if worse:
         return False, (

@@ -140,27 +140,34 @@ def to_model_space(chunk: JointChunk, model: RobotModel, conversion: EffortConve
     return JointChunk(list(model.joint_names), chunk.t, q, qd, effort)
 
 
-def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[JointChunk, slice]]:
-    """Each chunk extended by ``margin`` seconds of its neighbours, and the slice of its own rows:
-    the differentiator then sees the same samples as it would on the whole recording (however
-    short the chunks; only ``margin`` seconds are kept on either side)."""
+def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[JointChunk, slice, bool, bool]]:
+    """Each chunk extended by ``margin`` seconds of its neighbours, the slice of its own rows, and
+    whether the extended chunk begins with the recording's first sample and ends with its last: the
+    differentiator then sees the same samples as it would on the whole recording (however short the
+    chunks; only ``margin`` seconds are kept on either side)."""
     upcoming: collections.deque[JointChunk] = collections.deque()
     previous: JointChunk | None = None
+    consumed = 0  # samples of the chunks before the current one
     while True:
         if not upcoming and (chunk := next(chunks, None)) is not None:
             upcoming.append(chunk)
         if not upcoming:
             return
         current = upcoming.popleft()
-        while (not upcoming or upcoming[-1].t[-1] <= current.t[-1] + margin) and (
-            chunk := next(chunks, None)
-        ) is not None:
+        exhausted = False
+        while not upcoming or upcoming[-1].t[-1] <= current.t[-1] + margin:
+            if (chunk := next(chunks, None)) is None:
+                exhausted = True
+                break
             upcoming.append(chunk)
         before = _tail(previous, current.t[0] - margin) if previous is not None else None
         after = _head(_concat(list(upcoming)), current.t[-1] + margin) if upcoming else None
         parts = [p for p in (before, current, after) if p is not None]
         start = len(before.t) if before is not None else 0
-        yield _concat(parts), slice(start, start + len(current.t))
+        at_start = start == consumed  # the context before holds every earlier sample
+        at_end = exhausted and (after is None or len(after.t) == sum(len(c.t) for c in upcoming))
+        yield _concat(parts), slice(start, start + len(current.t)), at_start, at_end
+        consumed += len(current.t)
         previous = _concat([before, current]) if before is not None else current
 
 
@@ -239,8 +246,9 @@ def analyze(
     first_stamp = first.t[0]
     # samples within ``margin`` before start and after end are read too, to differentiate the first
     # and last samples analysed as on the whole recording (one-sided, q̈ was noise there: the Panda's
-    # held-out joint 3 0.48 N·m against 0.38 from the whole recording's derivatives)
-    margin = window / 2 + abs(effort_delay)
+    # held-out joint 3 0.48 N·m against 0.38 from the whole recording's derivatives); a window is
+    # widened up to ±window where it holds too few stamps (``differentiate``)
+    margin = window + abs(effort_delay)
     analysed_from, analysed_to = first_stamp + start, first_stamp + end
 
     def model_chunks() -> Iterator[JointChunk]:
@@ -256,12 +264,14 @@ def analyze(
 
     if csv_file is not None:
         csv_file.write(_csv_header(model.joint_names).encode())
-    for extended, own in with_context(model_chunks(), margin):
+    for extended, own, at_start, at_end in with_context(model_chunks(), margin):
         core = np.arange(own.start, own.stop)
         core = core[(extended.t[core] >= analysed_from) & (extended.t[core] <= analysed_to)]
         if len(core) == 0:
             continue
-        qd_estimate, qdd_all = local_polynomial_derivatives(extended.t, extended.q, window, order)
+        qd_estimate, qdd_all = local_polynomial_derivatives(
+            extended.t, extended.q, window, order, starts=at_start, ends=at_end
+        )
         qdd = qdd_all[core]
         qd = qd_estimate[core]
         if extended.qd is not None and velocities == "recorded":  # recorded where recorded
@@ -433,5 +443,8 @@ def summary_table(analysis: Analysis) -> str:
     if analysis.out_of_order:
         lines.append(f"{analysis.out_of_order} samples skipped: their stamps went back in time")
     if analysis.underived:
-        lines.append(f"{analysis.underived} samples skipped: too few neighbours within the window to differentiate")
+        lines.append(
+            f"{analysis.underived} samples skipped: too few neighbours within the window to differentiate "
+            "(fewer than order + 1 distinct stamps within ±window: a gap in the recording)"
+        )
     return "\n".join(lines)

@@ -72,8 +72,27 @@ def _offset(qd, qdd, width, lead):
 
 
 JOINT_TERMS = (
-    JointTerm("viscous", "viscous", "N·m·s/rad", _viscous, "rms", 0.05, friction=True),
-    JointTerm("coulomb", "Coulomb", "N·m", _coulomb, "spread", 0.3, friction=True, shaped=True),
+    JointTerm(
+        "viscous",
+        "viscous",
+        "N·m·s/rad",
+        _viscous,
+        "rms",
+        0.05,
+        friction=True,
+        nonnegative="friction takes energy from the motion, a negative one would drive the joint",
+    ),
+    JointTerm(
+        "coulomb",
+        "Coulomb",
+        "N·m",
+        _coulomb,
+        "spread",
+        0.3,
+        friction=True,
+        shaped=True,
+        nonnegative="dry friction opposes the motion, a negative one would drive the joint",
+    ),
     JointTerm(
         "armature",
         "armature",

@@ -175,3 +175,50 @@ def test_a_window_past_the_end_or_too_short_is_refused_in_one_line(tmp_path, rec
         err = capsys.readouterr().err.strip()
         said = [line for line in err.splitlines() if not line.startswith("analysed ")]  # the progress line
         assert len(said) == 1 and said[0].startswith("rnea_analyze: ") and "--start" in said[0], err
+
+
+def test_a_conversion_file_that_is_no_regular_file_or_too_large_is_refused_at_once(tmp_path, recording, urdf, capsys):
+    """--effort-conversion follows the corrections file's rules (issue 46, item 6): a FIFO waited forever,
+    /dev/zero filled the memory, a file of any size was read whole. Now one line and exit code 2."""
+    import os
+    import subprocess
+    import sys
+
+    plain = write_csv(tmp_path / "plain.csv", recording)
+    fifo = tmp_path / "conversion.fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.yaml"
+    big.write_text("joint2: {scale: 1.0}\n" + "# padding\n" * 120_000)  # 1.2 MB: a valid file, too large
+    aliased = tmp_path / "aliased.yaml"
+    aliased.write_text("joint2: &a {scale: 2.0}\njoint3: *a\n")
+    base = [str(plain), "--urdf", urdf, "--window", "0.05", "--no-csv", "--out", str(tmp_path / "o")]
+    # the FIFO in a process of its own, with a deadline: before, it never returned
+    command = [sys.executable, "-c", "import sys; from rnea_ros.analysis.cli import main; sys.exit(main(sys.argv[1:]))"]
+    done = subprocess.run(
+        [*command, *base, "--effort-conversion", str(fifo)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "is not a regular file" in done.stderr, done.stderr
+    for path, reason in ((big, "bytes, more than the 1048576 allowed"), (aliased, "anchors and aliases")):
+        assert main([*base, "--effort-conversion", str(path)]) == 2
+        assert reason in capsys.readouterr().err
+
+
+def test_dev_zero_as_a_conversion_file_is_refused(tmp_path, recording, urdf, capsys):
+    plain = write_csv(tmp_path / "plain.csv", recording)
+    assert (
+        main(
+            [
+                str(plain),
+                "--urdf",
+                urdf,
+                "--window",
+                "0.05",
+                "--effort-conversion",
+                "/dev/zero",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
+    assert "is not a regular file" in capsys.readouterr().err

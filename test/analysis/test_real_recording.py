@@ -32,6 +32,7 @@ def written_files_load(out: Path) -> None:
     SimRobot(urdf, SimOptions(armature={k: v for k, v in armatures.items() if v}))
 
 
+@pytest.mark.slow  # three rnea_analyze runs over 21 s at 1 kHz: 29.5 s of CPU on 2026-11-28 (load 20, 2 cores)
 def test_joint_terms_identified_on_a_real_robot_beat_the_urdf_on_held_out_data(tmp_path):
     csv = read_recording().write_csv(tmp_path / "panda.csv")
     urdf = tmp_path / "panda.urdf"

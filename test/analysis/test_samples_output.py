@@ -1,5 +1,5 @@
 """OUT/samples.csv holds the samples analysed, never a row without a model effort: a sample without
-enough neighbours to differentiate is skipped (and counted), not written with NaN."""
+enough neighbours to differentiate (a sample alone beyond a gap) is skipped and counted, not written with NaN."""
 
 from __future__ import annotations
 
@@ -21,14 +21,15 @@ def test_samples_without_derivatives_are_counted_and_not_written(tmp_path, capsy
     recording = tmp_path / "recording.csv"
     np.savetxt(recording, values, delimiter=",", header=",".join(columns), comments="", fmt="%.17g")
     (tmp_path / "arm.urdf").write_text(URDF)
-    # 8 ms: 5 samples; the first and the last of the 500 Hz part see 3 (a cubic needs 4), the lone one 1
+    # 8 ms: 5 samples; the first and the last of the 500 Hz part get a one-sided window (they were
+    # skipped before: 3 samples within ±4 ms, a cubic needs 4); the lone one has no neighbour within ±8 ms
     argv = [str(recording), "--urdf", str(tmp_path / "arm.urdf"), "--window", "0.008", "--out", str(tmp_path)]
     assert main(argv) == 0
-    assert "3 samples skipped: too few neighbours" in capsys.readouterr().out
+    assert "1 samples skipped: too few neighbours" in capsys.readouterr().out
     written = np.loadtxt(tmp_path / "samples.csv", delimiter=",", skiprows=1)
-    assert len(written) == len(t) - 3
+    assert len(written) == len(t) - 1
     assert np.isfinite(written).all()
-    np.testing.assert_array_equal(written[:, 0], np.round(t[1:-2], 6))
+    np.testing.assert_array_equal(written[:, 0], np.round(t[:-1], 6))
 
 
 def test_a_part_of_the_recording_is_differentiated_as_in_the_whole(tmp_path):
