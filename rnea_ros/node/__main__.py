@@ -6,6 +6,7 @@ import signal
 import sys
 
 from rnea_ros.node import start_phase
+from rnea_ros.plumbing.discovery import use_fast_discovery
 
 
 def _interrupt(_signum: int, _frame) -> None:
@@ -16,6 +17,7 @@ def run() -> None:
     start_phase("python")
     if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
         sys.modules["coverage"] = None
+    use_fast_discovery()  # before rclpy creates the participant
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
         signal.signal(signal.SIGTERM, _interrupt)  # as SIGINT does, until main() installs its own
     try:
