@@ -1,10 +1,13 @@
-"""Solo12 trotting in rnea_sim, lockstep, on joint PD (critically damped at 40 rad/s on each joint's
-inertia) plus rnea_node's feed-forward (issue 48, item 4): diagonal pairs, period 0.5 s, duty 0.6,
-swing feet lifted 5 cm, in place for 3 s then forward, 0.1 m/s from 5 s on, 10 s; the node's schedule
-from its gait parameters, and the control: the same trot with every foot a static contact.
+"""Solo12 and Go2 trotting in rnea_sim, lockstep, on joint PD (critically damped at 40 rad/s on each
+joint's inertia) plus rnea_node's feed-forward (issue 48, item 4): diagonal pairs, period 0.5 s, duty
+0.6, swing feet lifted 5 cm, in place for 3 s then forward, 0.1 m/s from 5 s on, 10 s; the node's
+schedule from its gait parameters, the planner (this process) closing the loop on the base through
+desired_base_acceleration at 3 Hz (``rnea_ros/testing/trot.py``'s ``BaseFeedback``); the same without the base
+feedback; and the control: the same trot with every foot a static contact.
 
-    python benchmarks/trot.py            # ~6 min; writes docs/figures/trot.md
-    python benchmarks/trot.py --busy 2   # beside two spinning processes: trot_busy_2.md
+    python benchmarks/trot.py                # Solo12, ~10 min; writes docs/figures/trot.md
+    python benchmarks/trot.py --robot Go2    # docs/figures/trot_go2.md
+    python benchmarks/trot.py --busy 2       # beside two spinning processes: trot_busy_2.md
 
 The runs are ``rnea_ros/testing/trot.py``'s (``test/simulation/test_trot.py`` checks the same claims).
 """
@@ -23,29 +26,41 @@ import rclpy
 
 from rnea_ros import RobotModel
 from rnea_ros.demo.figures import write_table
+from rnea_ros.testing import legged
 from rnea_ros.testing.domain import reserve_domain_id
-from rnea_ros.testing.legged import SOLO_FEET, SOLO_FOOT_RADIUS, SOLO_URDF, solo_trot
-from rnea_ros.testing.trot import SPANS, Legged, run_trot
+from rnea_ros.testing.trot import BASE_OMEGA, SPANS, Legged, run_trot
 
 ENV = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
 SECONDS = 10.0
+ROBOTS = {
+    "Solo12": (Legged(legged.SOLO_URDF, legged.SOLO_FEET, legged.SOLO_FOOT_RADIUS), legged.solo_trot),
+    "Go2": (Legged(legged.GO2_URDF, legged.GO2_FEET, legged.GO2_FOOT_RADIUS), legged.go2_trot),
+}
+RUNS = (  # (name, the node's gait parameters, the planner's base feedback [rad/s])
+    ("gait parameters, base feedback", True, BASE_OMEGA),
+    ("gait parameters, no base feedback", True, 0.0),
+)
+# the control: Solo12's without the planner (with it, once fallen, the planner's demands blew
+# MuJoCo's state up at 10.2 s), Go2's with it (without, it falls on the gait already)
+CONTROL = {"Solo12": ("static contacts (control), no base feedback", False, 0.0)}
+CONTROL["Go2"] = ("static contacts (control), base feedback", False, BASE_OMEGA)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robot", choices=list(ROBOTS), default="Solo12", help="Go2 writes trot_go2.md")
     parser.add_argument("--busy", type=int, default=0, help="processes spinning beside the runs (a loaded machine)")
     args = parser.parse_args()
     os.environ.update(ENV)
     rclpy.init()
+    scores, load = [], os.getloadavg()[0]
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    robot, make_trot = ROBOTS[args.robot]
     try:
-        model = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
-        robot = Legged(SOLO_URDF, SOLO_FEET, SOLO_FOOT_RADIUS)
-        trot = solo_trot(model, speed=0.1, walk_from=3.0, ramp=2.0)
-        scores = []
+        trot = make_trot(RobotModel.from_urdf(robot.urdf, floating_base=True), speed=0.1, walk_from=3.0)
         with tempfile.TemporaryDirectory() as folder:
-            for name, gait in (("gait parameters", True), ("static contacts (control)", False)):
-                spans = run_trot(Path(folder), f"trot_{int(gait)}", robot, trot, SECONDS, gait, ENV, SPANS)
+            for k, (name, gait, base) in enumerate([*RUNS, CONTROL[args.robot]]):
+                spans = run_trot(Path(folder), f"trot_{k}", robot, trot, SECONDS, gait, ENV, SPANS, base)
                 for span, score in spans.items():
                     print(score.line())
                     scores.append((f"{name}, {span} ({SPANS[span][0]:g}–{SPANS[span][1]:g} s)", score))
@@ -55,7 +70,7 @@ def main() -> None:
             process.wait()
         rclpy.try_shutdown()
     header = [
-        "node's schedule, span", "slip per stance max / p50 [mm]", "swing feet: node's force / ground's [N]",
+        "node's schedule, planner, span", "slip per stance max / p50 [mm]", "swing feet: node's force / ground's [N]",
         "swing feet RMS [mm]", "base [cm], [°]", "torque step at switches / elsewhere [N·m]",
         "stance ↔ swing load change [N·m]",
     ]  # fmt: skip
@@ -73,18 +88,23 @@ def main() -> None:
     ]
     busy_note = f" With {args.busy} processes spinning beside the runs, on 2 cores." if args.busy else ""
     note = (
-        f"Solo12 trotting {SECONDS:g} s in lockstep (diagonal pairs, 0.5 s, duty 0.6, feet lifted 5 cm; in place "
-        "for 3 s, then forward, 0.1 m/s from 5 s), joint PD at 40 rad/s plus rnea_node's feed-forward (QP, μ 0.8), "
-        "scored in place (0.5–3 s) and at full speed (5–10 s). Slip: how far a stance foot's contact point slid "
-        "while the ground pushed it (> 1 N; its rolling on its sphere not counted); swing force: the largest the "
-        "node gave a foot in swing (contact_states), and the ground's normal force on it in mid-swing (60 ms from "
-        "either end); swing RMS: the swing feet against their curve in the base frame; base: the largest distance "
-        "from (X(t), 0, standing height) and rotation from level (walking: the drift from where the base was at "
-        "5 s); torque step: the applied torques' largest change between two 1 ms states within 60 ms of a "
-        "lift-off or touch-down, and elsewhere; load change: a leg's mean torque in mid-stance against mid-swing, "
-        "what a switch without ramps would step." + busy_note
+        f"{args.robot} trotting {SECONDS:g} s in lockstep (diagonal pairs, 0.5 s, duty 0.6, feet lifted 5 cm; in "
+        "place for 3 s, then forward, 0.1 m/s from 5 s), joint PD at 40 rad/s plus rnea_node's feed-forward (QP, "
+        f"μ 0.8). Base feedback: the planner's desired_base_acceleration, a PD at {BASE_OMEGA:.2f} rad/s (3 Hz) on "
+        "the base's pose and twist plus the reference's acceleration, sent from another process for each state "
+        "(the node takes the newest: lockstep is then no longer exactly repeatable), the base scored against its "
+        "reference itself; without it, walking, the drift from where the base was at 5 s. Scored in place "
+        "(0.5–3 s) and at full speed (5–10 s). Slip: how far a stance foot's contact point slid while the ground "
+        "pushed it (> 1 N; its rolling on its sphere not counted); swing force: the largest the node gave a foot "
+        "in swing (contact_states), and the ground's normal force on it in mid-swing (60 ms from either end); "
+        "swing RMS: the swing feet against their curve in the base frame; base: the largest distance from (X(t), "
+        "0, standing height) and rotation from level; torque step: the applied torques' largest change between "
+        "two 1 ms states within 60 ms of a lift-off or touch-down, and elsewhere; load change: a leg's mean torque "
+        f"in mid-stance against mid-swing, what a switch without ramps would step. Load average {load:.1f} at the "
+        "start (2 cores)." + busy_note
     )
-    name = f"trot_busy_{args.busy}" if args.busy else "trot"
+    name = "trot" if args.robot == "Solo12" else f"trot_{args.robot.lower()}"
+    name = f"{name}_busy_{args.busy}" if args.busy else name
     print(f"wrote {write_table(name, 'benchmarks/trot.py', header, rows, note)}")
 
 

@@ -153,6 +153,36 @@ def rotation_vectors(R: np.ndarray) -> np.ndarray:
     return scale[..., None] * skew
 
 
+def base_acceleration(
+    gait: Gait,
+    height: float,
+    gains: tuple[float, float, float, float],
+    t: float,
+    p: np.ndarray,
+    quaternion: np.ndarray,
+    v: np.ndarray,
+    w: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The trot planner's desired base acceleration (``testing/trot.py``'s BaseFeedback): (a, α) in the
+    base frame at trajectory time ``t``, ``gains`` (Kp, Kd, Kp_r, Kd_r), ``p`` the base's position in
+    the world, ``quaternion`` (x, y, z, w) world ← base, ``v`` and ``w`` its linear and angular
+    velocity in the base frame."""
+    kp, kd, kp_rotation, kd_rotation = gains
+    x, xd, xdd = (float(k[0]) for k in gait.base_x(np.array([max(t, 0.0)])))
+    x_, y, z, w_ = np.asarray(quaternion, dtype=float)
+    R = np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x_ * y - z * w_), 2 * (x_ * z + y * w_)],
+        [2 * (x_ * y + z * w_), 1 - 2 * (x_ * x_ + z * z), 2 * (y * z - x_ * w_)],
+        [2 * (x_ * z - y * w_), 2 * (y * z + x_ * w_), 1 - 2 * (x_ * x_ + y * y)],
+    ])  # fmt: skip
+    a_world = (
+        np.array([xdd, 0.0, 0.0]) + kp * (np.array([x, 0.0, height]) - p) + kd * (np.array([xd, 0.0, 0.0]) - R @ v)
+    )
+    # log(R)'s axis is R's own: the same in both frames
+    alpha = -kp_rotation * rotation_vectors(R[None])[0] - kd_rotation * np.asarray(w, dtype=float)
+    return R.T @ a_world, alpha
+
+
 def _rotations(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """(N, 3, 3): rotations by ``angles`` about the unit ``axis`` (Rodrigues)."""
     K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])

@@ -3,24 +3,49 @@ the simulator's record: stance feet's slip, swing feet's force (the node's conta
 ground's), swing-foot tracking, the base against its reference, the applied torques' steps at
 lift-off and touch-down. With ``gait``, the node's schedule is its gait parameters (the trajectory's
 period, duty and phases; the trajectory's time 0 on a multiple of the period: the same clock);
-without, every foot is a static contact (the control)."""
+without, every foot is a static contact (the control).
+
+The planner (``BaseFeedback``, in this process, on an executor of its own) closes the loop on the
+floating base, as a whole-body controller's base task does: for each of the simulator's
+base_odometry, a desired base acceleration on rnea_node's ``desired_base_acceleration``
+(geometry_msgs/AccelStamped, root frame, classical), the reference's feed-forward plus a PD on the
+base's pose and twist error (reference level, facing +x):
+
+    a = Ẍ_ref + Kp (p_ref − p) + Kd (v_ref − v),    α = −Kp_r log(R) − Kd_r ω,
+
+Kp = ω_b², Kd = 2 ω_b (critically damped at ω_b; the rotation at its own ω_r). The node turns it into
+contact forces (the base rows of the inverse dynamics, distributed on the stance feet), which the
+joint PD lets through in part: the stance legs deflect, and the swing feet land where the base was
+pushed, so a position error is taken out step by step. The node takes the newest acceleration while
+fresh (``acceleration_timeout``, receive time): lockstep is then not exactly repeatable (the
+acceleration in use is a state's one or a few steps back)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from geometry_msgs.msg import AccelStamped
+from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from rnea_ros import RobotModel
-from rnea_ros.motion.gait import GaitTrajectory
+from rnea_ros.motion.gait import Gait, GaitTrajectory
 from rnea_ros.testing.closed_loop_runner import run_closed_loop
-from rnea_ros.testing.legged import feet_poses, joint_gains, rotation_vectors
+from rnea_ros.testing.legged import base_acceleration, feet_poses, joint_gains, rotation_vectors
 
 EVENT_WINDOW = 0.06  # s either side of a lift-off or touch-down: the ramps (0.05 s) and the impact
 LOADED = 1.0  # N: a foot the ground pushes this hard is in contact
 # what the trot is scored on: in place after its first cycle, and at full speed (0.1 m/s from 5 s)
 SPANS = {"in place": (0.5, 3.0), "walking": (5.0, 10.0)}
+# the planner's base feedback (BaseFeedback) [rad/s]: 3 Hz, above what the stance legs' joint PD alone
+# holds the base at (its Cartesian stiffness on the robot's mass: Solo12 1.0-1.8 Hz on a diagonal
+# pair, Go2 0.6-1.8 Hz) and below the joints' own 6.4 Hz (40 rad/s); 5 Hz made Solo12 rock ±4.8°
+BASE_OMEGA = 2 * np.pi * 3.0
 
 
 @dataclass(frozen=True)
@@ -63,11 +88,13 @@ class TrotScore:
         )
 
 
-def trot_parameters(robot: Legged, model: RobotModel, trot: GaitTrajectory, seconds: float, gait: bool):
-    """(rnea_sim, rnea_node) parameters: lockstep, the node's QP onto the feet, its PD at ω."""
+def trot_parameters(
+    robot: Legged, model: RobotModel, trot: GaitTrajectory, seconds: float, gait: bool, realtime: bool = False
+):
+    """(rnea_sim, rnea_node) parameters: lockstep (or the wall clock), the node's QP onto the feet, its PD at ω."""
     kp, kd = joint_gains(model, trot.standing, robot.omega)
     sim = {
-        "robot_description": robot.urdf, "realtime": False, "joints": list(model.joint_names),
+        "robot_description": robot.urdf, "realtime": realtime, "joints": list(model.joint_names),
         "initial_positions": trot.standing.tolist(), "duration": seconds, "floating_base": True,
         "contact_links": robot.feet, "contact_radius": robot.foot_radius, "friction": robot.friction,
         # beside two busy processes the node went silent after its first command for over 10 s, then
@@ -94,31 +121,103 @@ def run_trot(
     gait: bool,
     env: dict,
     spans: dict[str, tuple[float, float]],
+    base_omega: float | tuple[float, float] = 0.0,
+    realtime: bool = False,
 ) -> dict[str, TrotScore]:
     """Trots ``seconds`` of trajectory time (needs rclpy initialised); a score per span (start, end)
-    of ``spans``, by name; the base's reference anchored to where the base is at each span's start
-    when it starts past 1 s (the drift within the span: the walk's start is open loop)."""
+    of ``spans``, by name; without base feedback the base's reference is anchored to where the base
+    is at each span's start when it starts past 1 s (the drift within the span; the walk's start is
+    open loop), with it the base is scored against the reference itself. ``base_omega`` [rad/s]: the planner closes
+    the loop on the base at that natural frequency (``BaseFeedback``; a pair: position, rotation); 0: no
+    base feedback. ``realtime``: rnea_sim paced by the wall clock, the node's commands taken as they come."""
     model = RobotModel.from_urdf(robot.urdf, floating_base=True)
-    sim, node = trot_parameters(robot, model, trot, seconds, gait)
+    sim, node = trot_parameters(robot, model, trot, seconds, gait, realtime)
     states: list[tuple[float, np.ndarray, np.ndarray]] = []
 
     def on_states(msg) -> None:
         states.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, np.array(msg.position), msg.effort))
 
     table = trot.tabulated(seconds + 6.0)
-    run = run_closed_loop(
-        folder, name, sim, node, table, list(model.joint_names), env, timeout=120.0 + 100.0 * seconds,
-        align=trot.gait.period, watch={"contact_states": on_states},
-    )  # fmt: skip
+    omegas = base_omega if isinstance(base_omega, tuple) else (base_omega, base_omega)
+    planner = BaseFeedback(name, trot.gait, base_height(trot, robot), *omegas) if any(omegas) else None
+
+    def progress(publisher) -> None:
+        if planner is not None and planner.t0 is None:
+            planner.t0 = publisher.t0
+
+    try:
+        run = run_closed_loop(
+            folder, name, sim, node, table, list(model.joint_names), env, timeout=120.0 + 100.0 * seconds,
+            align=trot.gait.period, watch={"contact_states": on_states}, progress=progress,
+        )  # fmt: skip
+    finally:
+        if planner is not None:
+            planner.close()
+            np.save(folder / f"{name}_planner_stamps.npy", np.array(planner.stamps))
     if run.time[-1] < seconds - 0.01:
         raise RuntimeError(f"{name}: the trot stopped at {run.time[-1]:.3f} s\n{run.sim_log[-1500:]}")
     data = np.load(folder / f"{name}_record.npz")
     kept = data["stamp"] - run.t0 <= seconds + 1e-9
     base_p, base_q = data["base_position"][kept], data["base_orientation"][kept]
-    return {
-        span: score(f"{name}, {span}", trot, run, base_p, base_q, states, robot.foot_radius, model, *times)
-        for span, times in spans.items()
-    }
+    scored = {}
+    for span, (start, end) in spans.items():
+        anchor = start > 1.0 and planner is None
+        scored[span] = score(
+            f"{name}, {span}", trot, run, base_p, base_q, states, robot.foot_radius, model, start, end, anchor
+        )
+    return scored
+
+
+class BaseFeedback:
+    """Publishes ``desired_base_acceleration`` in ``namespace`` for every base_odometry it reads: the
+    gait's base reference (X(t), 0, ``height``, level) tracked at ``omega`` [rad/s], its rotation at
+    ``omega_rotation``. Trajectory time is the odometry's stamp minus ``t0`` (set once known; before
+    it, the start is the reference)."""
+
+    def __init__(self, namespace: str, gait: Gait, height: float, omega: float, omega_rotation: float) -> None:
+        self.gait, self.height = gait, height
+        self.kp, self.kd = omega**2, 2.0 * omega
+        self.kp_rotation, self.kd_rotation = omega_rotation**2, 2.0 * omega_rotation
+        self.t0: float | None = None
+        self.stamps: list[float] = []  # the states answered (their stamps): the gaps are the states skipped
+        self.node = Node("base_planner", namespace=namespace)
+        # created before rnea_node subscribes (a reader made after its writer is the safe order here)
+        self.publisher = self.node.create_publisher(AccelStamped, "desired_base_acceleration", 10)
+        # best effort: the newest pose is all this needs (a reliable reader made before its writer
+        # sometimes received late here; see closed_loop_runner)
+        qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        self.node.create_subscription(Odometry, "base_odometry", self._on_odometry, qos)
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self.executor.spin, name="base planner", daemon=True)
+        self._thread.start()
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        t = stamp - self.t0 if self.t0 is not None else -1.0
+        pose, twist = msg.pose.pose, msg.twist.twist
+        p = np.array([pose.position.x, pose.position.y, pose.position.z])
+        o = pose.orientation
+        v = np.array([twist.linear.x, twist.linear.y, twist.linear.z])
+        w = np.array([twist.angular.x, twist.angular.y, twist.angular.z])
+        gains = (self.kp, self.kd, self.kp_rotation, self.kd_rotation)
+        a, alpha = base_acceleration(self.gait, self.height, gains, t, p, np.array([o.x, o.y, o.z, o.w]), v, w)
+        out = AccelStamped()
+        out.header.stamp, out.header.frame_id = msg.header.stamp, msg.child_frame_id
+        out.accel.linear.x, out.accel.linear.y, out.accel.linear.z = (float(k) for k in a)
+        out.accel.angular.x, out.accel.angular.y, out.accel.angular.z = (float(k) for k in alpha)
+        self.publisher.publish(out)
+        self.stamps.append(stamp)
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=2.0)
+        self._thread.join(timeout=2.0)
+        self.node.destroy_node()
+
+
+def base_height(trot: GaitTrajectory, robot: Legged) -> float:
+    """The base's reference height: standing on the feet's spheres (the feet's spots below it)."""
+    return robot.foot_radius - float(trot.spots[:, 2].mean())
 
 
 def _rotation(quaternion: np.ndarray) -> np.ndarray:
@@ -153,9 +252,20 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 
 def score(
-    name, trot: GaitTrajectory, run, base_p, base_q, states, radius: float, model, start: float, seconds: float
+    name,
+    trot: GaitTrajectory,
+    run,
+    base_p,
+    base_q,
+    states,
+    radius: float,
+    model,
+    start: float,
+    seconds: float,
+    anchor: bool = False,
 ) -> TrotScore:
-    """The trot's figures from ``start`` to ``seconds`` of trajectory time (see ``TrotScore``)."""
+    """The trot's figures from ``start`` to ``seconds`` of trajectory time (see ``TrotScore``);
+    ``anchor``: the base's position error counted from its value at ``start`` (the drift within the span)."""
     gait, t = trot.gait, run.time
     scored = (t >= start) & (t <= seconds)
     stance = gait.in_stance(t)
@@ -173,10 +283,10 @@ def score(
     swing = ~stance & scored[:, None]
     swing_rms = float(np.sqrt((np.linalg.norm(feet_base - wanted, axis=2)[swing] ** 2).mean()))
     X = gait.base_x(t)[0]
-    height = radius - trot.spots[:, 2].mean()
+    height = radius - trot.spots[:, 2].mean()  # base_height
     reference = np.stack([X, np.zeros_like(X), np.full_like(X, height)], axis=1)
     error = base_p - reference
-    if start > 1.0:
+    if anchor:
         error = error - error[np.argmax(t >= start)]
     base_error = np.linalg.norm(error, axis=1)[scored].max()
     angle = np.arccos(np.clip((np.trace(R, axis1=1, axis2=2) - 1) / 2, -1.0, 1.0))[scored].max()

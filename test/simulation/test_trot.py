@@ -1,10 +1,12 @@
-"""Solo12 trots in rnea_sim (lockstep) on joint PD plus rnea_node's feed-forward, the node's schedule
-from its gait parameters (issue 48, item 4): diagonal pairs, period 0.5 s, duty 0.6, swing feet lifted
-5 cm, in place for 3 s, then forward, reaching 0.1 m/s at 5 s, for 10 s. The same trot with every
-foot as a static contact (no gait parameters) is the control. The simulator's record is the ground
-truth (feet, ground wrenches, base pose); the node's contact_states say what force it gave each foot.
-Lockstep: the figures do not depend on the machine's load; from run to run they vary a little (the
-1 ms grid's phase against the trajectory's time 0)."""
+"""Solo12 and Go2 trot in rnea_sim (lockstep) on joint PD plus rnea_node's feed-forward, the node's
+schedule from its gait parameters (issue 48, item 4): diagonal pairs, period 0.5 s, duty 0.6, swing
+feet lifted 5 cm, in place for 3 s, then forward, reaching 0.1 m/s at 5 s, for 10 s. The planner (this
+process, ``testing/trot.py``'s ``BaseFeedback``) closes the loop on the base through desired_base_acceleration
+(PD at 3 Hz on its pose and twist). The same trot with every foot as a static contact (no gait
+parameters) is the control. The simulator's record is the ground truth (feet, ground wrenches, base
+pose); the node's contact_states say what force it gave each foot. Lockstep, but the planner answers
+from another process and the node takes its newest acceleration: the figures vary a little from run
+to run (and with the 1 ms grid's phase against the trajectory's time 0); the bounds leave room."""
 
 from __future__ import annotations
 
@@ -13,11 +15,20 @@ import pytest
 import rclpy
 
 from rnea_ros import RobotModel
-from rnea_ros.testing.legged import SOLO_FEET, SOLO_FOOT_RADIUS, SOLO_URDF, solo_trot
+from rnea_ros.testing.legged import (
+    GO2_FEET,
+    GO2_FOOT_RADIUS,
+    GO2_URDF,
+    SOLO_FEET,
+    SOLO_FOOT_RADIUS,
+    SOLO_URDF,
+    go2_trot,
+    solo_trot,
+)
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
-from rnea_ros.testing.trot import SPANS, Legged, run_trot
+from rnea_ros.testing.trot import BASE_OMEGA, SPANS, Legged, run_trot
 
-# each run is 10 s of simulated trot with the node in lockstep: 2-4 min of wall time
+# each run is 10 s of simulated trot with the node in lockstep: 1-5 min of wall time
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 SECONDS = 10.0
 
@@ -33,17 +44,20 @@ def test_solo12_trots_ten_seconds_on_the_nodes_gait_and_better_than_with_static_
     """Issue 48's targets (measured: docs/figures/trot.md), scored in place (0.5-3 s) and walking at
     0.1 m/s (5-10 s): stance feet slide ≤ 3 mm per stance (their rolling on the spherical feet not
     counted), swing feet get ≤ 1 N from the node (contact_states) and none from the ground in mid-swing,
-    swing feet within 5 mm RMS of their curve (base frame). In place, the base within 1 cm and 2° of
-    its reference and the applied torques' largest step within 60 ms of a lift-off or touch-down under
-    a fifth of what a switch without ramps would step (a leg's torque change between mid-stance and
-    mid-swing, measured in the same run). Walking, nothing closes the loop on the base: it drifts
-    (0.112 m/s for 0.1: 5.7-6.2 cm in 5 s) and the hind feet land early (impacts: steps up to half an
-    unramped switch's); asserted as measured with a margin, and better than the control. The control
-    (every foot a static contact) crouches and spreads its legs, its swing feet pushed down."""
+    swing feet within 5 mm RMS of their curve (base frame), the base within 1 cm of its reference. In
+    place, the base within 2° of level and the applied torques' largest step within 60 ms of a lift-off
+    or touch-down under a fifth of what a switch without ramps would step (a leg's torque change between
+    mid-stance and mid-swing, measured in the same run). Walking, the base rocks about the diagonal
+    pair's support line (the centre of mass crosses it as the base moves on: no foot force has a moment
+    about it) and pitches nose up: 2.4-2.5° (five runs), not the 2° asked; the hind feet land early
+    (impacts: steps up to half an unramped switch's); asserted as measured with a margin. Without the
+    base feedback the base drifted 5.7-6.2 cm in the 5 s. The control (every foot a static contact, no
+    planner) crouches and spreads its legs, its swing feet pushed down, and falls once walking."""
     model = RobotModel.from_urdf(SOLO_URDF, floating_base=True)
     robot = Legged(SOLO_URDF, SOLO_FEET, SOLO_FOOT_RADIUS)
     trot = solo_trot(model, speed=0.1, walk_from=3.0, ramp=2.0)
-    gait = run_trot(tmp_path, "trot_gait", robot, trot, SECONDS, True, ROS_ENV, SPANS)
+    gait = run_trot(tmp_path, "trot_gait", robot, trot, SECONDS, True, ROS_ENV, SPANS, BASE_OMEGA)
+    # the control without the planner: once fallen, its demands blew MuJoCo's state up (10.2-10.6 s)
     control = run_trot(tmp_path, "trot_static", robot, trot, SECONDS, False, ROS_ENV, SPANS)
     for scores in (gait, control):
         for score in scores.values():
@@ -54,14 +68,13 @@ def test_solo12_trots_ten_seconds_on_the_nodes_gait_and_better_than_with_static_
         assert score.slip.max() <= 3e-3, span
         assert score.swing_force_node <= 1.0, span
         assert score.swing_force_ground <= 1.0, span
-        # walking: 4.58-4.81 mm in five runs (the target, 5 mm, met in each); the 1 ms grid's phase
-        # against the trajectory's time 0 varies from run to run: the margin is for that
+        # walking: 3.87-3.96 mm in five runs with the base feedback (4.6-4.8 mm without)
         assert score.swing_rms <= (5e-3 if span == "in place" else 5.5e-3), span
+        assert score.base_position_error <= 0.01, span  # walking: 0.13-0.22 cm (five runs)
     still, walking = gait["in place"], gait["walking"]
-    assert still.base_position_error <= 0.01
     assert still.base_orientation_error <= np.radians(2.0)
     assert still.step_at_events <= 0.2 * still.load_change
-    assert walking.base_position_error <= 0.1 and walking.base_orientation_error <= np.radians(4.0)
+    assert walking.base_orientation_error <= np.radians(3.5)  # 2.37-2.54° (five runs)
     assert walking.step_at_events <= 0.8 * walking.load_change
     # the control, in place: a swing foot carries its share, its leg pushes into the ground
     fixed = control["in place"]
@@ -70,3 +83,39 @@ def test_solo12_trots_ten_seconds_on_the_nodes_gait_and_better_than_with_static_
     assert fixed.base_position_error > 10 * still.base_position_error
     assert fixed.base_orientation_error > 10 * still.base_orientation_error
     assert control["walking"].base_position_error > 2 * walking.base_position_error
+
+
+def test_go2_trots_on_the_nodes_gait_with_base_feedback_and_better_than_with_static_contacts(tmp_path):
+    """Go2 (16 kg) on the same trot, gains and planner. Without base feedback it fell forward: its base
+    pitched nose down and ran ahead, doubling every quarter second, until it tipped over (the stance
+    legs' joint PD holds its base at 0.6-1.8 Hz only); with it, in place every target holds (measured:
+    docs/figures/trot_go2.md). Walking, the feet do not slide and swing feet get no force, the base
+    stays within 1 cm, but it rolls 2-6° to one side and the swing feet miss their curve by 8.6-8.9 mm
+    RMS (four runs): not the issue's 2° and 5 mm, asserted as measured with a margin. The control
+    (static contacts, the same planner) runs the in-place part only, 3 s, to keep this test short (it
+    took 7.5 min beside a loaded machine, load average ~20 on 2 cores)."""
+    model = RobotModel.from_urdf(GO2_URDF, floating_base=True)
+    robot = Legged(GO2_URDF, GO2_FEET, GO2_FOOT_RADIUS)
+    trot = go2_trot(model, speed=0.1, walk_from=3.0, ramp=2.0)
+    gait = run_trot(tmp_path, "go2_gait", robot, trot, SECONDS, True, ROS_ENV, SPANS, BASE_OMEGA)
+    in_place = {"in place": SPANS["in place"]}
+    control = run_trot(tmp_path, "go2_static", robot, trot, SPANS["in place"][1], False, ROS_ENV, in_place, BASE_OMEGA)
+    for score in [*gait.values(), *control.values()]:
+        print(score.line())
+    for span, score in gait.items():
+        assert len(score.slip) >= 4 * round(2 * score.seconds) - 8, span
+        assert score.contact_states > 1000 * score.seconds - 100, span
+        assert score.slip.max() <= 3e-3, span  # 0.00-0.06 mm
+        assert score.swing_force_node <= 1.0, span
+        assert score.swing_force_ground <= 1.0, span
+        assert score.base_position_error <= 0.01, span  # walking: 0.25-0.29 cm
+    still, walking = gait["in place"], gait["walking"]
+    assert still.swing_rms <= 5e-3  # 0.60-0.86 mm
+    assert still.base_orientation_error <= np.radians(2.0)  # 0.31-0.34°
+    assert still.step_at_events <= 0.2 * still.load_change  # 0.9-1.5 N·m against 10.4
+    assert walking.swing_rms <= 10e-3  # 8.62-8.86 mm (four runs)
+    assert walking.base_orientation_error <= np.radians(8.0)  # 6.01-6.20°
+    assert walking.step_at_events <= 0.8 * walking.load_change  # 6.3-6.8 N·m against 10.7
+    fixed = control["in place"]
+    assert fixed.swing_force_node > 5.0
+    assert fixed.swing_rms > 10 * still.swing_rms

@@ -11,7 +11,7 @@ import pytest
 
 from rnea_ros import RobotModel
 from rnea_ros.dynamics.contact_schedule import PeriodicGait
-from rnea_ros.motion.gait import lift_curve, smoothstep, smoothstep_integral
+from rnea_ros.motion.gait import Gait, lift_curve, smoothstep, smoothstep_integral
 from rnea_ros.testing.legged import (
     GO2_FEET,
     GO2_URDF,
@@ -19,6 +19,7 @@ from rnea_ros.testing.legged import (
     SOLO_FOOT_RADIUS,
     SOLO_TROT_PHASES,
     SOLO_URDF,
+    base_acceleration,
     feet_kinematics,
     go2_trot,
     solo_standing_pose,
@@ -156,3 +157,28 @@ def test_velocities_and_accelerations_are_the_positions_derivatives(solo):
     tolerances = (1e-9, 1e-6, 1e-3)  # rad, rad/s, rad/s²
     for played, computed, tolerance in zip(table.at_times(between), trot.at_times(between), tolerances, strict=True):
         assert np.abs(played - computed).max() < tolerance
+
+
+def test_the_planners_base_acceleration_is_the_references_plus_a_pd_in_the_base_frame():
+    """The trot's planner (``testing/legged.py``'s base_acceleration, for ``testing/trot.py``'s
+    BaseFeedback): a = Rᵀ(Ẍ + Kp (p_ref − p) + Kd (v_ref −
+    R v)), α = −Kp_r φ − Kd_r ω, checked on a base turned a quarter turn about z (world x is its −y),
+    and tilted about x, against values worked out by hand; the reference's X(t) walking at 0.1 m/s."""
+    gait = Gait(0.5, 0.6, (0.0, 0.5, 0.5, 0.0), 0.05, speed=0.1, walk_from=0.0, ramp=1.0)
+    gains = (100.0, 20.0, 400.0, 40.0)
+    s = np.sqrt(0.5)
+    # at t = 2 s the reference is at X = 0.1 (2 − 1/2) = 0.15 m, 0.1 m/s, at rest in acceleration
+    p = np.array([0.14, 0.002, 0.3])  # 1 cm behind, 2 mm left, 1 cm high
+    v = np.array([0.0, -0.05, 0.0])  # base frame: world +x 0.05 m/s
+    a, alpha = base_acceleration(gait, 0.29, gains, 2.0, p, np.array([0.0, 0.0, s, s]), v, np.zeros(3))
+    a_world = 100.0 * np.array([0.01, -0.002, -0.01]) + 20.0 * np.array([0.05, 0.0, 0.0])
+    np.testing.assert_allclose(a, [a_world[1], -a_world[0], a_world[2]], atol=1e-12)
+    yaw = np.pi / 2
+    np.testing.assert_allclose(alpha, [0.0, 0.0, -400.0 * yaw], atol=1e-9)
+    # tilted 0.05 rad about x, turning at 0.2 rad/s about y, at the reference: a = 0, α = −Kp_r φ − Kd_r ω
+    c, t = np.cos(0.025), np.sin(0.025)
+    a, alpha = base_acceleration(
+        gait, 0.3, gains, -1.0, np.array([0.0, 0.0, 0.3]), np.array([t, 0.0, 0.0, c]), np.zeros(3), [0.0, 0.2, 0.0]
+    )
+    np.testing.assert_allclose(alpha, [-400.0 * 0.05, -40.0 * 0.2, 0.0], atol=1e-9)
+    np.testing.assert_allclose(a, 0.0, atol=1e-12)
