@@ -35,16 +35,16 @@ from rclpy.action import ActionServer, GoalResponse
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message, serialize_message
 
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.diagnostics import freeze_the_heap
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.trajectory_feedforward import answer_threads
 from rnea_ros.demo.closed_loop import planned_trajectory, start, stop
 from rnea_ros.demo.demo import START
 from rnea_ros.demo.figures import write_table
 from rnea_ros.motion.multisine import fast_multisine
 from rnea_ros.node import messages
 from rnea_ros.node.action_relay import ActionRelay, goal_problem
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.diagnostics import freeze_the_heap
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.trajectory_feedforward import answer_threads
 from rnea_ros.plumbing.actions import RESULT_TIMEOUT
 from rnea_ros.testing.action_client import TrajectoryClient, goal
 from rnea_ros.testing.domain import reserve_domain_id
@@ -143,7 +143,7 @@ def forwarding_time(relay: ActionRelay, received) -> float:
 def timed_steps(core: RneaCore, received, steps: dict[str, list[float]]) -> None:
     """``ActionRelay._with_efforts`` and the serialization, step by step (``STEPS``), into ``steps``."""
     live, trajectory = core.live, received.trajectory
-    known = [*live.model.joint_names, *live.matcher.renamed]
+    known = [*live.bound.model.joint_names, *live.bound.matcher.renamed]
     laps = [time.perf_counter()]
     points = messages.read_goal_points(trajectory)
     laps.append(time.perf_counter())

@@ -176,11 +176,11 @@ def node_compute_times(robot: str, distribution: str, count: int) -> tuple[np.nd
     """(the node's own compute times, whole joint_states calls) [µs] of RneaCore for ``count``
     joint_states of ``robot`` standing (``NODE_ROBOTS``), its contacts distributed by
     ``distribution`` ("no contacts": ID and g alone, the floor); odometry before each."""
-    from rnea_ros.node.core import RneaCore, build_live_model
-    from rnea_ros.node.diagnostics import ComputeTimes
-    from rnea_ros.node.inputs import BY_TOPIC
-    from rnea_ros.node.settings import Settings
-    from rnea_ros.node.state import OdometryReading
+    from rnea_ros.controller.core import RneaCore, build_live_model
+    from rnea_ros.controller.diagnostics import ComputeTimes
+    from rnea_ros.controller.inputs import BY_TOPIC
+    from rnea_ros.controller.settings import Settings
+    from rnea_ros.controller.state import OdometryReading
 
     urdf, links, sole_size, pose = NODE_ROBOTS[robot]
     with_contacts = distribution != "no contacts"
@@ -192,13 +192,13 @@ def node_compute_times(robot: str, distribution: str, count: int) -> tuple[np.nd
     core = RneaCore(settings)
     core.load(build_live_model(urdf, settings))
     core.compute_times = ComputeTimes(window=count)
-    names = core.live.model.joint_names
+    names = core.live.bound.model.joint_names
     pose = pose(names)
     rng = np.random.default_rng(1)
     calls = []
     for k in range(count):
         base = np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0])
-        reading = OdometryReading(base, rng.normal(0, 0.05, 6), core.live.model.base_link)
+        reading = OdometryReading(base, rng.normal(0, 0.05, 6), core.live.bound.model.base_link)
         core.receive(BY_TOPIC["base_odometry"], reading)
         q = pose + rng.normal(0, 0.05, len(pose))
         start = time.perf_counter()

@@ -47,8 +47,8 @@ PHASES = (
 START = f"""
 import time; t0 = time.perf_counter()
 from rnea_ros.dynamics.precompile import kernels_in_cache
-from rnea_ros.node.core import build_live_model
-from rnea_ros.node.settings import settings_from
+from rnea_ros.controller.core import build_live_model
+from rnea_ros.controller.settings import settings_from
 from rnea_ros.testing.reference import robot_urdf
 
 cached = kernels_in_cache()

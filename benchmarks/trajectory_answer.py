@@ -31,15 +31,15 @@ from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.trajectory_feedforward import ANSWER_THREADS
 from rnea_ros.demo.closed_loop import planned_trajectory, start, stop
 from rnea_ros.demo.demo import START
 from rnea_ros.demo.figures import write_table
 from rnea_ros.motion.multisine import fast_multisine
 from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS
 from rnea_ros.node import messages
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.trajectory_feedforward import ANSWER_THREADS
 from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.reference import ARM_URDF
 
@@ -54,7 +54,7 @@ def main() -> None:
     settings = Settings()
     core = RneaCore(settings)
     core.load(build_live_model(ARM_URDF, settings))
-    names = list(core.live.model.joint_names)
+    names = list(core.live.bound.model.joint_names)
     planned = planned_trajectory(names, fast_multisine(np.array(START), moving=7), 9.99, spacing=0.01)
     received = serialize_message(planned)  # what a raw subscription gets
     rows = []

@@ -17,9 +17,9 @@ import numpy as np
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.analysis.fast_csv import format_rows
 from rnea_ros.analysis.mcap_scan import walk_records
+from rnea_ros.controller.core import build_live_model
+from rnea_ros.controller.settings import settings_from
 from rnea_ros.dynamics.precompile import CONTACT_LINK, SMALL_ROBOT, compile_dynamics
-from rnea_ros.node.core import build_live_model
-from rnea_ros.node.settings import settings_from
 
 
 def compile_node() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rnea_ros.node.parameters import NODE_PARAMETERS
+from rnea_ros.controller.parameters import NODE_PARAMETERS
 from rnea_ros.parameter_spec import render_markdown, render_yaml
 from rnea_ros.simulation.parameters import SIM_PARAMETERS
 
@@ -20,7 +20,7 @@ def generated_files() -> dict[str, str]:
     reference = (
         "# Parameters\n\n"
         "Made by `python -m rnea_ros.generate_parameters` from the specifications in the package "
-        "(`rnea_ros/node/parameters.py`, `rnea_ros/simulation/parameters.py`); "
+        "(`rnea_ros/controller/parameters.py`, `rnea_ros/simulation/parameters.py`); "
         "the same tables give the nodes' declarations and `config/*.yaml`.\n\n"
         + render_markdown("rnea_node", NODE_PARAMETERS)
         + "\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rnea_ros.controller.parameters import NODE_PARAMETERS
+from rnea_ros.controller.settings import Settings, settings_from
 from rnea_ros.generate_parameters import generated_files
-from rnea_ros.node.parameters import NODE_PARAMETERS
-from rnea_ros.node.settings import Settings, settings_from
 from rnea_ros.parameter_spec import ParameterSpec, render_yaml, typed
 from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings
 

@@ -1,7 +1,7 @@
 """The interface every command law has (``CommandLaw``), and what the laws share.
 
 A law makes the source of ``effort_commands`` at one state, in model order; the node's torques
-(``rnea_ros.node.torques.effort_commands``) add the torque-space feedback (``kp``, ``kd``) to it,
+(``rnea_ros.controller.torques.effort_commands``) add the torque-space feedback (``kp``, ``kd``) to it,
 put it in ``command_joints`` order, clip it to the URDF's effort limits and count the clips, the
 same for every law. A law reads its own parameters from the settings (``params``: the generated
 ``Settings``, or any object with the same attributes) and is built once per bound model and set
@@ -19,7 +19,7 @@ from rnea_ros.dynamics.corrections import CorrectedModel
 
 
 class LawInputs(Protocol):
-    """What a law reads of one state (``rnea_ros.node.state.Inputs`` has it), in model order."""
+    """What a law reads of one state (``rnea_ros.controller.state.Inputs`` has it), in model order."""
 
     q: np.ndarray  # the state the feed-forward τ was computed at: the desired one with feedback
     qdd: np.ndarray  # the desired accelerations (zero without a fresh desired point)

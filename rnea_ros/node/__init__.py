@@ -1,8 +1,5 @@
-"""rnea_node: everything that touches rclpy and ROS messages lives in this room.
-
-Plain-Python logic (tested without ROS): ``settings``, ``state``, ``torques``, ``core``,
-``loader``, ``diagnostics``. ROS wiring: ``parameters``, ``messages``, ``subscription``,
-``node`` (``RneaNode`` and ``main``).
+"""rnea_node's ROS edge: ``node`` (``RneaNode`` and ``main``), ``messages``, ``outputs``,
+``action_relay``. Its logic, tested without ROS, is ``rnea_ros.controller``'s.
 
 ``start_phase`` stamps the phases of the node's start on stderr when ``RNEA_START_TRACE`` is set
 (``benchmarks/start_up.py`` reads them); otherwise it does nothing.

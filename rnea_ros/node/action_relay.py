@@ -41,10 +41,10 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from std_msgs.msg import Header
 
+from rnea_ros.controller.state import InvalidMessageError
+from rnea_ros.controller.trajectory_feedforward import answer_threads
 from rnea_ros.motion.trajectory import FIELDS, Trajectory
 from rnea_ros.node import messages
-from rnea_ros.node.state import InvalidMessageError
-from rnea_ros.node.trajectory_feedforward import answer_threads
 from rnea_ros.plumbing.actions import LockedActionClient, deep_queue, finish, mark_executing
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage
 

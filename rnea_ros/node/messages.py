@@ -10,8 +10,10 @@ from __future__ import annotations
 import array
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import Any, NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -21,12 +23,8 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros.dynamics.rnea import QUATERNION_TOLERANCE
-from rnea_ros.dynamics.rotations import quaternion_matrix
-from rnea_ros.motion import trajectory
-from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, Trajectory, floats
-from rnea_ros.node.inputs import JointStateReading, PlannedTrajectory
-from rnea_ros.node.state import (
+from rnea_ros.controller.inputs import JointStateReading, PlannedTrajectory
+from rnea_ros.controller.state import (
     BaseAccelerationReading,
     ContactScheduleReading,
     DesiredPoints,
@@ -35,7 +33,11 @@ from rnea_ros.node.state import (
     OdometryReading,
     WrenchReading,
 )
-from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory
+from rnea_ros.controller.trajectory_feedforward import FeedforwardTrajectory
+from rnea_ros.dynamics.rnea import QUATERNION_TOLERANCE
+from rnea_ros.dynamics.rotations import quaternion_matrix
+from rnea_ros.motion import trajectory
+from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, Trajectory, floats
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage, read_joint_trajectory, write_joint_trajectory
 
 MAX_SCHEDULE_EVENTS = 10_000  # a planner sends seconds ahead; a million events would be a mistake
@@ -369,3 +371,24 @@ def read_contact_schedule(msg: JointTrajectory) -> ContactScheduleReading:
         raise InvalidMessageError("contact_state", "contact_schedule: each position is 1 (stance) or 0 (swing)")
     times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points])
     return ContactScheduleReading(names, stamp_seconds(msg.header.stamp), times, states.astype(bool))
+
+
+class Reader(NamedTuple):
+    """An input's message class and its reader (message, or its CDR bytes for a ``raw`` row → reading)."""
+
+    message_type: type
+    read: Callable[[Any], object]
+
+
+# each row of inputs.INPUTS, by topic (test/node/test_inputs.py checks the classes against the rows' types)
+READERS: dict[str, Reader] = {
+    "robot_description": Reader(String, description_text),
+    "joint_states": Reader(JointState, read_joint_states),
+    "desired_accelerations": Reader(JointTrajectory, desired_points),
+    "joint_trajectory": Reader(JointTrajectory, read_planned_trajectory),
+    "wrenches": Reader(WrenchStamped, read_wrench),
+    "base_odometry": Reader(Odometry, read_odometry),
+    "imu": Reader(Imu, read_imu),
+    "desired_base_acceleration": Reader(AccelStamped, read_base_acceleration),
+    "contact_schedule": Reader(JointTrajectory, read_contact_schedule),
+}

@@ -1,9 +1,11 @@
 """rnea_node: live feed-forward efforts and gravity torques from /joint_states.
 
-Wiring only: parameters are specified in ``parameters`` and declared by ``ros_parameters``, the inputs in
-``inputs`` (one row per topic: its reader, setter and thread), ``RneaCore`` (plain Python) merges them
-and computes, ``ModelLoader`` builds descriptions one at a time off the hot path, and this class subscribes,
-publishes, logs and answers parameter changes. Threads: joint_states and the computation
+The ROS edge only: the logic is ``rnea_ros.controller``'s (plain Python). Parameters are specified in
+``controller.parameters`` and declared by ``ros_parameters``, the inputs in ``controller.inputs`` (one row
+per topic: its setter and thread; ``messages.READERS`` reads them, ``HANDLERS`` below takes those without a
+setter), ``RneaCore`` merges them and computes, ``ModelLoader`` builds descriptions one at a time off the
+hot path, ``change_parameters`` checks and applies a live change, and this class subscribes, publishes,
+logs and answers rclpy with it. Threads: joint_states and the computation
 run on a dedicated thread (``subscription``), the other inputs and the diagnostics on the
 executor, model builds on the loader's thread. See the README for the interface.
 """
@@ -17,11 +19,13 @@ import signal
 import sys
 import time
 import warnings
+from collections.abc import Callable
+from functools import partial
 
 import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
@@ -29,19 +33,20 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header
 
+from rnea_ros.controller import advice, diagnostics, inputs
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.inputs import Input, JointStateReading, PlannedTrajectory
 from rnea_ros.controller.laws import LAWS
+from rnea_ros.controller.live_parameters import change_parameters
+from rnea_ros.controller.loader import ModelLoader
+from rnea_ros.controller.parameters import NODE_PARAMETERS
+from rnea_ros.controller.settings import GAINS_PREFIX, Settings, settings_from
+from rnea_ros.controller.state import ConfigurationError, InvalidMessageError, LiveModel
+from rnea_ros.controller.trajectory_feedforward import LateAnswers, answer_threads
 from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.dynamics.precompile import compile_notice
-from rnea_ros.node import START_TRACE, advice, diagnostics, inputs, messages, start_phase
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import Input, JointStateReading, PlannedTrajectory
-from rnea_ros.node.live_parameters import LiveParameters
-from rnea_ros.node.loader import ModelLoader
+from rnea_ros.node import START_TRACE, messages, start_phase
 from rnea_ros.node.outputs import OutputPublishers
-from rnea_ros.node.parameters import NODE_PARAMETERS
-from rnea_ros.node.settings import GAINS_PREFIX, Settings, settings_from
-from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
-from rnea_ros.node.trajectory_feedforward import LateAnswers, answer_threads
 from rnea_ros.plumbing import ros_parameters
 from rnea_ros.plumbing.executor import PooledExecutor
 from rnea_ros.plumbing.scheduling import use_fifo_scheduling
@@ -63,7 +68,7 @@ STARTUP_GRACE = 3.0  # s without a model before the console says why
 STATUS_NAMES = {name: law.label for name, law in LAWS.items()}
 
 
-class RneaNode(LiveParameters, Node):
+class RneaNode(Node):
     def __init__(self) -> None:
         super().__init__("rnea_node")
         self.fatal_error: str | None = None
@@ -157,9 +162,9 @@ class RneaNode(LiveParameters, Node):
             self.get_logger().error(f"corrections refused, the model runs without them: {ignored}")
         self._warned_frames = set()
         self._clip_warned = set()  # joints whose first clip the console has told (per model)
-        base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
-        self.get_logger().info(f"robot model loaded: {live.n} joints{base} {live.model.joint_names}")
-        for warning in live.model.warnings[:20]:  # once per model; all of them in /diagnostics
+        base = f" on a floating base '{live.bound.model.base_link}'" if live.floating else ""
+        self.get_logger().info(f"robot model loaded: {live.n} joints{base} {live.bound.model.joint_names}")
+        for warning in live.bound.model.warnings[:20]:  # once per model; all of them in /diagnostics
             self.get_logger().warning(f"robot_description: {warning} (strict_inertia: true refuses it)")
         if self.core.settings.contact_links and not live.floating:
             self.get_logger().warning("contact_links is ignored: the robot has a fixed base")
@@ -180,27 +185,30 @@ class RneaNode(LiveParameters, Node):
         qos = QoSProfile(
             depth=main.depth, reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT
         )
-        self.joint_states = DedicatedSubscription(self, main.msg_type, main.topic, self._taker(main), qos)
+        main_type = messages.READERS[main.topic].message_type
+        self.joint_states = DedicatedSubscription(self, main_type, main.topic, self._taker(main), qos)
         flipped = set(settings.flip_wrench_topics)
         for row in inputs.INPUTS:
             if row is main or (row.unless_parameter and getattr(settings, row.unless_parameter)):
                 continue
+            message_type = messages.READERS[row.topic].message_type
             for topic in getattr(settings, row.topics_parameter) if row.topics_parameter else (row.topic,):
                 taker = self._taker(row, topic, negated=topic in flipped)
                 if row.thread == inputs.JOINT_STATES_THREAD:
-                    self.joint_states.also_serve(row.msg_type, topic, taker, row.depth, newest_only=row.newest_only)
+                    self.joint_states.also_serve(message_type, topic, taker, row.depth, newest_only=row.newest_only)
                 else:
                     qos = DESCRIPTION_QOS if row.latched else row.depth
                     self.create_subscription(
-                        row.msg_type, topic, quiet_after_shutdown(self.context, taker), qos, raw=row.raw
+                        message_type, topic, quiet_after_shutdown(self.context, taker), qos, raw=row.raw
                     )
 
     def _taker(self, row: Input, topic: str = "", negated: bool = False):
         """The callback of ``row``'s subscription to ``topic``: counted, read, taken in by its setter
         (or the node's handler); a refused message is counted by its reason and logged."""
-        reader = getattr(messages, row.read)
+        reader = messages.READERS[row.topic].read
         read = reader if not negated else lambda msg: inputs.negated_wrench(reader(msg))
-        take = getattr(self, row.handler) if row.handler else lambda reading, _: self.core.receive(row, reading)
+        handler = HANDLERS.get(row.topic)
+        take = partial(handler, self) if handler else lambda reading, _: self.core.receive(row, reading)
         received, name, topic = self.core.inputs.received, row.topic, topic or row.topic
 
         def on_message(msg) -> None:
@@ -219,6 +227,11 @@ class RneaNode(LiveParameters, Node):
         elif str(rejection) not in self._warned_frames and len(self._warned_frames) < MAX_WARNED_FRAMES:
             self._warned_frames.add(str(rejection))
             self.get_logger().warning(f"{rejection}: ignored")
+
+    def _on_set_parameters(self, changed: list) -> SetParametersResult:
+        """A live change is applied whole or refused with the reason; never accepted and ignored."""
+        change = change_parameters(self.core, self.loader, ros_parameters.changes(changed))
+        return SetParametersResult(successful=change.accepted, reason=change.reason or "")
 
     def _on_joint_states(self, reading: JointStateReading, msg) -> None:
         outputs = self.core.joint_states(*reading, self._clock_seconds)
@@ -274,9 +287,9 @@ class RneaNode(LiveParameters, Node):
 
     def _publish_diagnostics(self) -> None:
         self._explain_silence()
-        if self.core.unreported_held:  # before the report, which counts them reported
-            self.get_logger().warning(self.core.held_note())
-        report = self.core.report(self._joint_states_publisher_note())
+        if self.core.reporter.unreported_held:  # before the report, which counts them reported
+            self.get_logger().warning(self.core.reporter.held_note())
+        report = self.core.reporter.report(joint_states_publisher_note(self))
         notes = [report.message]
         level = max(report.level, self._node_figures(report.values, notes))
         status = DiagnosticStatus(
@@ -298,21 +311,30 @@ class RneaNode(LiveParameters, Node):
             publishers = len(self.get_publishers_info_by_topic(topic))
             said = advice.no_description_said(topic, publishers, sys.argv, self.get_fully_qualified_name())
             logger.warning(said, throttle_duration_sec=5.0)
-        problem = core.coverage_problem() or self._best_effort_problem() or namespace_problem(self)
+        problem = core.reporter.coverage_problem() or best_effort_problem(self) or namespace_problem(self)
         if problem:
             logger.warning(f"{problem}; topic '{self.joint_states.topic_name}'", throttle_duration_sec=5.0)
 
-    def _best_effort_problem(self) -> str | None:
-        publishers = self.get_publishers_info_by_topic(self.joint_states.topic_name)
-        best_effort = [(p.node_name, p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT) for p in publishers]
-        return advice.best_effort_only(best_effort, self.core.settings.joint_states_qos == "reliable")
 
-    def _joint_states_publisher_note(self) -> str | None:
-        """Why joint_states may not arrive: no publisher, or one whose QoS cannot reach a reliable reader."""
-        publishers = self.get_publishers_info_by_topic(self.joint_states.topic_name)
-        if not publishers:
-            return "no joint_states publisher"
-        return self._best_effort_problem()
+# the inputs a handler of the node takes in (the rows of inputs.INPUTS without a setter), by topic
+HANDLERS: dict[str, Callable[[RneaNode, object, object], None]] = {
+    "robot_description": RneaNode._on_description,
+    "joint_states": RneaNode._on_joint_states,
+    "joint_trajectory": RneaNode._on_trajectory,
+}
+
+
+def best_effort_problem(node: RneaNode) -> str | None:
+    publishers = node.get_publishers_info_by_topic(node.joint_states.topic_name)
+    best_effort = [(p.node_name, p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT) for p in publishers]
+    return advice.best_effort_only(best_effort, node.core.settings.joint_states_qos == "reliable")
+
+
+def joint_states_publisher_note(node: RneaNode) -> str | None:
+    """Why joint_states may not arrive: no publisher, or one whose QoS cannot reach a reliable reader."""
+    if not node.get_publishers_info_by_topic(node.joint_states.topic_name):
+        return "no joint_states publisher"
+    return best_effort_problem(node)
 
 
 def declare_joint_gains(node: Node) -> dict[str, object]:

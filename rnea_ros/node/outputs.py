@@ -14,9 +14,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.controller.state import LiveModel
+from rnea_ros.controller.torques import Outputs
 from rnea_ros.node import messages
-from rnea_ros.node.state import LiveModel
-from rnea_ros.node.torques import Outputs
 
 if TYPE_CHECKING:
     from rclpy.node import Node
@@ -29,17 +29,17 @@ class OutputMessages:
 
     def __init__(self, live: LiveModel) -> None:
         self.live = live
-        names = list(live.names)  # the driver's names where joint_names maps them
+        names = list(live.bound.names)  # the driver's names where joint_names maps them
         self.efforts, self.gravity = JointState(name=names), JointState(name=names)
-        self.commands = messages.labelled_commands([names[j] for j in live.command_order])
+        self.commands = messages.labelled_commands([names[j] for j in live.bound.command_order])
         self.residual = WrenchStamped()
-        self.residual.header.frame_id = live.model.base_link or ""
-        links = live.contacts.links if live.contacts is not None else []
+        self.residual.header.frame_id = live.bound.model.base_link or ""
+        links = live.bound.contacts.links if live.bound.contacts is not None else []
         self.contacts = [WrenchStamped(header=Header(frame_id=link)) for link in links]  # estimated_contact_wrenches
         self.contact_states = JointState(name=list(links))  # stance weight and force per contact link
         self.all_in_stance = np.ones(len(links))
         self.controller_state = JointTrajectoryControllerState(
-            joint_names=[names[j] for j in live.command_order], speed_scaling_factor=1.0
+            joint_names=[names[j] for j in live.bound.command_order], speed_scaling_factor=1.0
         )
 
 
@@ -49,7 +49,7 @@ def fill_controller_state(msg: JointTrajectoryControllerState, outputs: Outputs,
     one is fresh or held, NaN for a joint it does not name; accelerations always), feedback (the
     measured state), error (reference − feedback, where there is a reference) and output (the
     effort commands), stamped with the joint_states it answers."""
-    inputs, rows = outputs.inputs, outputs.live.command_order
+    inputs, rows = outputs.inputs, outputs.live.bound.command_order
     measured_q = inputs.q_measured if inputs.q_measured is not None else outputs.q
     measured_qd = inputs.qd_measured if inputs.qd_measured is not None else outputs.qd
     msg.header = header

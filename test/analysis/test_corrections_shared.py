@@ -8,11 +8,11 @@ import yaml
 
 from rnea_ros import RobotModel
 from rnea_ros.analysis.cli import main
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.inputs import BY_TOPIC
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import DesiredPoints
 from rnea_ros.demo.example_robot import example_arm_urdf
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import BY_TOPIC
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import DesiredPoints
 
 URDF = example_arm_urdf()
 CORRECTIONS = {
@@ -63,7 +63,7 @@ def test_node_and_rnea_analyze_give_the_same_corrected_torques(tmp_path):
     core = RneaCore(settings)
     core.set_corrections(str(corrections))
     core.load(build_live_model(URDF, settings))
-    assert core.live.payload is not None
+    assert core.live.bound.corrected.payload is not None
     rows = np.searchsorted(t, sample_t)
     assert len(rows) > 0.8 * len(t) and np.allclose(t[rows], sample_t)
     for k in rows[:: max(1, len(rows) // 40)]:

@@ -17,14 +17,14 @@ import pytest
 from rnea_ros import RobotModel
 from rnea_ros.controller.computed_torque import PARAMETERS as CT_PARAMETERS
 from rnea_ros.controller.computed_torque import ComputedTorque
+from rnea_ros.controller.core import build_live_model
 from rnea_ros.controller.law import CommandLaw
 from rnea_ros.controller.laws import LAWS
+from rnea_ros.controller.parameters import COMMAND_SOURCES, NODE_PARAMETERS
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import ConfigurationError, DesiredPoints, LiveModel
+from rnea_ros.controller.torques import compute_outputs, holding_torques, with_corrections
 from rnea_ros.dynamics.corrections import Corrections, JointCorrection, Payload
-from rnea_ros.node.core import build_live_model
-from rnea_ros.node.parameters import COMMAND_SOURCES, NODE_PARAMETERS
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import ConfigurationError, DesiredPoints, LiveModel
-from rnea_ros.node.torques import compute_outputs, holding_torques, with_corrections
 from rnea_ros.testing.legged import SOLO_URDF
 from rnea_ros.testing.reference import (
     ARM_URDF,
@@ -54,13 +54,13 @@ def state(model: RobotModel, rng: np.random.Generator):
 
 
 def outputs_at(live: LiveModel, settings: Settings, q, qd, q_d, qd_d, qdd_d, stamp: float = 1.0):
-    live.merge_joint_states(live.model.joint_names, q, qd, stamp, settings.state_timeout)
-    live.set_desired(DesiredPoints(live.model.joint_names, qdd_d, q_d, qd_d), now=0.0)
+    live.merge_joint_states(live.bound.model.joint_names, q, qd, stamp, settings.state_timeout)
+    live.set_desired(DesiredPoints(live.bound.model.joint_names, qdd_d, q_d, qd_d), now=0.0)
     return compute_outputs(live, live.inputs_now(0.0, settings), settings)
 
 
 def in_order(live: LiveModel, values: np.ndarray) -> np.ndarray:
-    return values[live.command_order]
+    return values[live.bound.command_order]
 
 
 def test_computed_torque_is_pinocchios_rnea_of_the_commanded_acceleration_on_the_arm():
@@ -71,7 +71,7 @@ def test_computed_torque_is_pinocchios_rnea_of_the_commanded_acceleration_on_the
     q, qd, q_d, qd_d, qdd_d = state(ARM, np.random.default_rng(47))
     out = outputs_at(live, settings, q, qd, q_d, qd_d, qdd_d)
     model_kp = np.empty(ARM.nv)
-    model_kp[live.command_order] = kp
+    model_kp[live.bound.command_order] = kp
     qdd = qdd_d + model_kp * (q_d - q) + 2.0 * np.sqrt(model_kp) * (qd_d - qd)
     assert out.clipped == 0
     assert_close(out.commands, in_order(live, PIN.inverse_dynamics(q, qd, qdd)))
@@ -109,7 +109,7 @@ def test_computed_torque_is_pinocchios_rnea_on_a_random_example_robot_data_robot
     q, qd, q_d, qd_d, qdd_d = state(model, rng)
     out = outputs_at(live, settings, q, qd, q_d, qd_d, qdd_d)
     expected = reference.inverse_dynamics(q, qd, qdd_d + gains * (q_d - q) + damping * (qd_d - qd))
-    limits = live.command_limits
+    limits = live.bound.command_limits
     assert out.clipped == int(np.count_nonzero(np.abs(expected) > limits))
     assert_close(out.commands, np.clip(expected, -limits, limits))
 
@@ -182,21 +182,21 @@ def test_the_laws_that_were_branches_give_the_same_bits(source, wrench):
     live = build_live_model(ARM_URDF, settings)
     live = live.rebound(live.bound.with_corrections(Corrections({"joint3": JointCorrection(offset=0.3)})))
     if wrench:
-        from rnea_ros.node.state import WrenchReading
+        from rnea_ros.controller.state import WrenchReading
 
         live.set_wrench(WrenchReading("tool", np.array([1.0, -2.0, 3.0, 0.1, 0.2, -0.3])), now=0.0)
     q, qd, q_d, qd_d, qdd_d = state(ARM, np.random.default_rng(3))
     out = outputs_at(live, settings, q, qd, q_d, qd_d, qdd_d)
     i = live.inputs_now(0.0, settings)
-    tau = live.model.inverse_dynamics(i.q, i.qd, i.qdd, i.wrenches)
-    held = holding_torques(live, i) if source == "gravity" else live.model.gravity_torques(i.q)
+    tau = live.bound.model.inverse_dynamics(i.q, i.qd, i.qdd, i.wrenches)
+    held = holding_torques(live, i) if source == "gravity" else live.bound.model.gravity_torques(i.q)
     tau, held = with_corrections(live, i, tau, held)
     u = tau if source == "inverse_dynamics" else held if source == "gravity" else live.zeros
     kp, kd = i.gains
     u = u + np.nan_to_num(kp * (i.q_desired - i.q_measured), nan=0.0)
     u = u + np.nan_to_num(kd * (i.qd_desired - i.qd_measured), nan=0.0)
     np.testing.assert_array_equal(
-        out.commands, np.clip(u[live.command_order], -live.command_limits, live.command_limits)
+        out.commands, np.clip(u[live.bound.command_order], -live.bound.command_limits, live.bound.command_limits)
     )
 
 
@@ -226,7 +226,9 @@ def test_the_recipe_names_files_that_exist():
     text = (ROOT / "docs" / "development.md").read_text()
     recipe = text.split("## Adding a command law", 1)[1].split("\n## ", 1)[0]
     paths = re.findall(r"`((?:rnea_ros|test)/[\w/]+\.py)`", recipe)
-    assert {"rnea_ros/controller/laws.py", "rnea_ros/node/parameters.py", "test/controller/test_laws.py"} <= set(paths)
+    assert {"rnea_ros/controller/laws.py", "rnea_ros/controller/parameters.py", "test/controller/test_laws.py"} <= set(
+        paths
+    )
     assert all((ROOT / path).exists() for path in paths), [path for path in paths if not (ROOT / path).exists()]
     for attribute in ("name", "label", "trajectory_efforts", "holds", "source", "parameters", "check", "closes_loop"):
         declared = attribute in CommandLaw.__annotations__ or hasattr(CommandLaw, attribute)

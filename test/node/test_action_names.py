@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rnea_ros.node.settings import Settings, ros_name_problem
+from rnea_ros.controller.settings import Settings, ros_name_problem
 
 # names rcl and rmw accept once expanded in a namespace (test_action_names_ros.py checks with rclpy)
 VALID = [

@@ -11,7 +11,7 @@ from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient, ActionServer
 from test_action_names import INVALID, VALID  # beside this file: pytest puts test/node on the path
 
-from rnea_ros.node.settings import ros_name_problem
+from rnea_ros.controller.settings import ros_name_problem
 from rnea_ros.testing.ros_harness import NodeProcess, init_rclpy
 
 pytestmark = pytest.mark.ros

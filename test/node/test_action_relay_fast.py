@@ -15,14 +15,14 @@ from control_msgs.msg import JointComponentTolerance
 from rclpy.serialization import deserialize_message, serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.settings import Settings
 from rnea_ros.demo.closed_loop import planned_trajectory
 from rnea_ros.demo.demo import START
 from rnea_ros.motion.multisine import fast_multisine
 from rnea_ros.motion.trajectory import Trajectory
 from rnea_ros.node import messages
 from rnea_ros.node.action_relay import ActionRelay
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.settings import Settings
 from rnea_ros.plumbing.trajectory_cdr import write_joint_trajectory
 from rnea_ros.testing.action_client import goal
 from rnea_ros.testing.reference import ARM_URDF

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
+from rnea_ros.controller import diagnostics
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.inputs import BY_TOPIC
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import BaseAccelerationReading, InvalidMessageError, OdometryReading
 from rnea_ros.dynamics.rotations import quaternion_matrix
-from rnea_ros.node import diagnostics
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import BY_TOPIC
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import BaseAccelerationReading, InvalidMessageError, OdometryReading
 from rnea_ros.testing.reference import robot_urdf
 
 SOLO = robot_urdf("solo_description/robots/solo12.urdf")
@@ -36,11 +36,11 @@ def standing(distribution: str, base_acceleration=None, pitch: float = 0.0, mu: 
     )
     core = RneaCore(settings)
     core.load(build_live_model(SOLO, settings))
-    names = core.live.model.joint_names
+    names = core.live.bound.model.joint_names
     quaternion = [0.0, math.sin(pitch / 2), 0.0, math.cos(pitch / 2)]
     core.receive(
         BY_TOPIC["base_odometry"],
-        OdometryReading(np.array([0.0, 0.0, 0.25, *quaternion]), np.zeros(6), core.live.model.base_link),
+        OdometryReading(np.array([0.0, 0.0, 0.25, *quaternion]), np.zeros(6), core.live.bound.model.base_link),
     )
     if base_acceleration is not None:
         core.receive(
@@ -53,13 +53,13 @@ def standing(distribution: str, base_acceleration=None, pitch: float = 0.0, mu: 
 
 def test_qp_gives_point_feet_forces_only_inside_their_cones_and_holds_the_base():
     core, out = standing("qp", base_timeout=60.0)  # the report reads the wall clock: a loaded machine is slow
-    report = core.report()
+    report = core.reporter.report()
     assert np.linalg.norm(out.base_residual) < 1e-6
     total = np.zeros(3)
     for link, wrench in out.contact_wrenches.items():
         assert np.all(wrench[3:] == 0.0), link  # a point foot gives no torque
         q = np.r_[np.zeros(6), 1.0, STANCE]
-        R = quaternion_matrix(q[3:7]) @ core.live.model.link_rotation_in_base(link, q, np.zeros(18))[0]
+        R = quaternion_matrix(q[3:7]) @ core.live.bound.model.link_rotation_in_base(link, q, np.zeros(18))[0]
         f = R @ wrench[:3]
         assert f[2] > 0 and math.hypot(f[0], f[1]) <= MU * f[2] + 1e-9, link
         total += f
@@ -80,7 +80,7 @@ def test_an_impossible_base_acceleration_leaves_a_residual_and_a_warning():
     """3 g sideways with μ = 0.6: the feet cannot push the base that hard."""
     core, out = standing("qp", base_acceleration=[30.0, 0.0, 0.0, 0.0, 0.0, 0.0], base_timeout=60.0)
     assert np.linalg.norm(out.base_residual) > 10.0
-    report = core.report()
+    report = core.reporter.report()
     assert report.level == diagnostics.WARN and "cannot produce this motion" in report.message
     assert float(report.values["base wrench residual norm"]) > 10.0
 
@@ -90,7 +90,7 @@ def world_forces(core, out, pitch: float) -> np.ndarray:
     R_base = quaternion_matrix([0.0, math.sin(pitch / 2), 0.0, math.cos(pitch / 2)])
     return np.array(
         [
-            R_base @ core.live.model.link_rotation_in_base(link, q, np.zeros(18))[0] @ w[:3]
+            R_base @ core.live.bound.model.link_rotation_in_base(link, q, np.zeros(18))[0] @ w[:3]
             for link, w in out.contact_wrenches.items()
         ]
     )
@@ -146,7 +146,7 @@ def test_outputs_that_overflow_are_refused_and_nothing_is_published():
     """Finite inputs whose torques overflow (checked by the QP's kernel itself, the node's hot path)."""
     core, out = standing("qp")
     assert out is not None and core.published == 1
-    names = core.live.model.joint_names
+    names = core.live.bound.model.joint_names
     for velocity in (1e200, 1e77):  # torques not finite; finite but beyond any robot's (~1e154·inertia)
         with pytest.raises(InvalidMessageError) as rejection:
             core.joint_states(names, STANCE, np.full(12, velocity), True, 2.0, lambda: 0.0)

@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import BY_TOPIC
-from rnea_ros.node.settings import Settings, settings_from
-from rnea_ros.node.state import ContactScheduleReading, InvalidMessageError, OdometryReading
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.inputs import BY_TOPIC
+from rnea_ros.controller.settings import Settings, settings_from
+from rnea_ros.controller.state import ContactScheduleReading, InvalidMessageError, OdometryReading
 from rnea_ros.testing.legged import solo_standing_pose
 from rnea_ros.testing.reference import robot_urdf
 
@@ -35,13 +35,13 @@ def trotting(distribution: str, **changes) -> RneaCore:
     core.load(build_live_model(SOLO, settings))
     core.receive(
         BY_TOPIC["base_odometry"],
-        OdometryReading(np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0]), np.zeros(6), core.live.model.base_link),
+        OdometryReading(np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0]), np.zeros(6), core.live.bound.model.base_link),
     )
     return core
 
 
 def at(core: RneaCore, stamp: float):
-    names = core.live.model.joint_names
+    names = core.live.bound.model.joint_names
     return core.joint_states(names, solo_standing_pose(names), np.zeros(12), True, stamp, lambda: 0.0)
 
 
@@ -67,7 +67,7 @@ def test_at_each_stamp_the_feet_the_gait_has_down_carry_the_base_and_swing_feet_
     loads = {link: np.linalg.norm(w[:3]) for link, w in out.contact_wrenches.items()}
     assert all(load > 0.5 for load in loads.values()), loads
     assert np.linalg.norm(out.base_residual) < 1e-6
-    values = core.report().values
+    values = core.reporter.report().values
     assert values["contact schedule"] == "gait: period 0.5 s, duty 0.6, phases [0.0, 0.5, 0.5, 0.0]"
     assert values["feet in contact"] == "FL_FOOT, FR_FOOT, HL_FOOT, HR_FOOT"
     assert values["next contact event"] == "1.800 s: FR_FOOT, HL_FOOT"  # FL+HR lift off
@@ -78,7 +78,7 @@ def test_without_a_gait_every_contact_link_carries_as_before():
     out = at(core, 1.1)
     assert all(np.linalg.norm(w[:3]) > 0.5 for w in out.contact_wrenches.values())
     assert out.stance is None  # contact_states: all in stance
-    assert core.report().values["contact schedule"] == "none: every contact link in stance"
+    assert core.reporter.report().values["contact schedule"] == "none: every contact link in stance"
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ def test_a_planners_schedule_replaces_the_gait_from_its_first_event_and_an_empty
     out = at(core, 1.2)
     assert np.all(out.contact_wrenches["FR_FOOT"] == 0.0) and np.all(out.contact_wrenches["HL_FOOT"] == 0.0)
     assert np.linalg.norm(out.base_residual) < 1e-6
-    values = core.report().values
+    values = core.reporter.report().values
     assert values["contact schedule"] == "events: 3 from 1.100 s to 1.350 s"
     assert values["feet in contact"] == "FL_FOOT, HR_FOOT"
     assert values["next contact event"] == "1.300 s: FL_FOOT, FR_FOOT, HL_FOOT, HR_FOOT"

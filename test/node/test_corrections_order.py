@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.settings import Settings
 from rnea_ros.dynamics.corrections import CorrectionsError
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.settings import Settings
 from rnea_ros.testing.reference import ARM_URDF
 
 TYPO = {"version": 1, "joints": {"joint1": {"offset": 5.0}, "jiont2": {"offset": 5.0}}}
@@ -28,8 +28,8 @@ def typo(tmp_path):
 
 def torques(core: RneaCore) -> np.ndarray:
     """τ at a still pose (the joints' offsets included)."""
-    q = np.full(len(core.live.model.joint_names), 0.2)
-    return core.joint_states(core.live.model.joint_names, q, np.zeros_like(q), True, 1.0, lambda: 1.0).tau
+    q = np.full(len(core.live.bound.model.joint_names), 0.2)
+    return core.joint_states(core.live.bound.model.joint_names, q, np.zeros_like(q), True, 1.0, lambda: 1.0).tau
 
 
 def uncorrected() -> np.ndarray:

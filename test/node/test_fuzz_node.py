@@ -25,13 +25,13 @@ from sensor_msgs.msg import Imu, JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.inputs import INPUTS, negated_wrench
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import InvalidMessageError
+from rnea_ros.controller.torques import Outputs
 from rnea_ros.node import messages
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import INPUTS, negated_wrench
 from rnea_ros.node.messages import read_joint_states
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import InvalidMessageError
-from rnea_ros.node.torques import Outputs
 from rnea_ros.testing.reference import ARM_URDF, HEAVY_ARM_URDF, robot_urdf
 
 pytestmark = pytest.mark.ros
@@ -67,8 +67,8 @@ class Fed:
 # contact_schedule, both JointTrajectory) the first in the table
 ROWS = {}
 for _row in INPUTS:
-    if _row.handler is None:
-        ROWS.setdefault(_row.msg_type, _row)
+    if _row.setter is not None:
+        ROWS.setdefault(messages.READERS[_row.topic].message_type, _row)
 
 
 def feed(core: RneaCore, fed: Fed, msg, sign: float = 1.0) -> None:
@@ -81,7 +81,7 @@ def feed(core: RneaCore, fed: Fed, msg, sign: float = 1.0) -> None:
                 fed.outputs.append(outputs)
             return
         row = ROWS[type(msg)]
-        read = getattr(messages, row.read)  # as RneaNode._taker does
+        read = messages.READERS[row.topic].read  # as RneaNode._taker does
         reading = read(serialize_message(msg) if row.raw else msg)  # the node reads raw ones' bytes
         core.receive(row, negated_wrench(reading) if sign < 0 else reading)
     except InvalidMessageError as rejection:
@@ -109,7 +109,7 @@ def check_outputs(fed: Fed, model: RobotModel) -> None:
     to the URDF's effort limits (no gains are set here)."""
     order = [model.joint_names.index(name) for name in COMMAND_JOINTS]
     for out in fed.outputs:
-        assert out.live.model.joint_names == model.joint_names
+        assert out.live.bound.model.joint_names == model.joint_names
         for values in (out.q, out.tau, out.gravity, out.commands):
             assert np.all(np.isfinite(values))
         np.testing.assert_allclose(out.gravity, model.gravity_torques(out.q), rtol=1e-12, atol=1e-12)
@@ -239,7 +239,7 @@ def test_fuzzed_descriptions_keep_one_consistent_model(description, q):
         core.load(build_live_model(description, ARM_SETTINGS))
     except Exception:  # refused: the arm stays and still answers
         pass
-    model = core.live.model
+    model = core.live.bound.model
     names = model.joint_names
     published = core.published
     _send(core, fed, names, (q * 3)[: len(names)], [0.0] * len(names), sec=1000)
@@ -307,7 +307,7 @@ def test_fuzzed_base_inputs(legged_core, inputs, q):
             values[quaternion] = list(np.array(values[quaternion]) / norm)
         feed(core, fed, _base_message(kind, values, frame))
         published = core.published
-        _send(core, fed, core.live.model.joint_names, q, [0.1] * 12, sec=next(LEGGED_STAMPS))
+        _send(core, fed, core.live.bound.model.joint_names, q, [0.1] * 12, sec=next(LEGGED_STAMPS))
         valid_odometry = kind == "odometry" and frame == "base" and normalise and np.all(np.isfinite(values))
         if valid_odometry and abs(norm) > 1e-3 and np.all(np.abs(values) < 1e6):
             assert core.published == published + 1 or fed.rejected.get("compute_error", 0) > 0

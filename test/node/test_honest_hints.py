@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from rnea_ros import RobotModel
-from rnea_ros.node import advice
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import ConfigurationError, InvalidMessageError
+from rnea_ros.controller import advice
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import ConfigurationError, InvalidMessageError
 from rnea_ros.testing.reference import ARM_URDF, EXAMPLE_ARM
 
 ARM = RobotModel.from_urdf(ARM_URDF)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import BY_TOPIC
-from rnea_ros.node.settings import Settings, settings_from
-from rnea_ros.node.state import ConfigurationError, DesiredPoints
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.inputs import BY_TOPIC
+from rnea_ros.controller.settings import Settings, settings_from
+from rnea_ros.controller.state import ConfigurationError, DesiredPoints
 from rnea_ros.testing.reference import ARM_URDF
 
 ARM = RobotModel.from_urdf(ARM_URDF)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from rnea_ros.node.loader import MAX_WAITING, ModelLoader
+from rnea_ros.controller.loader import MAX_WAITING, ModelLoader
 
 
 class Recorder:

@@ -9,8 +9,8 @@ from rclpy.serialization import deserialize_message
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
+from rnea_ros.controller.trajectory_feedforward import FeedforwardTrajectory
 from rnea_ros.node import messages
-from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory
 
 pytestmark = pytest.mark.ros
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
+from rnea_ros.controller import advice
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.inputs import BY_TOPIC
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import ConfigurationError, DesiredPoints, InvalidMessageError
 from rnea_ros.motion.trajectory import Trajectory
-from rnea_ros.node import advice
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import BY_TOPIC
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import ConfigurationError, DesiredPoints, InvalidMessageError
 from rnea_ros.testing.reference import ARM_URDF, PinocchioReference
 
 ARM = RobotModel.from_urdf(ARM_URDF)
@@ -82,12 +82,12 @@ def test_a_drivers_own_joint_names_are_read_and_written_through_the_map():
     settings = Settings(joint_names=tuple(MAP), command_joints=tuple(command_order))
     core = core_with(settings)
     live = core.live
-    assert list(live.names) == [DRIVER[name] for name in ARM.joint_names]
+    assert list(live.bound.names) == [DRIVER[name] for name in ARM.joint_names]
     if importlib.util.find_spec("sensor_msgs") is not None:  # the messages need ROS's; the names above do not
         from rnea_ros.node.outputs import OutputMessages
 
         messages = OutputMessages(live)
-        assert list(messages.efforts.name) == list(live.names)
+        assert list(messages.efforts.name) == list(live.bound.names)
         assert messages.commands.layout.dim[0].label.split(",") == command_order
 
     rng = np.random.default_rng(36)
@@ -113,7 +113,7 @@ def test_names_that_share_nothing_with_the_urdf_suggest_the_map():
     names = [f"joint_a{k + 1}" for k in range(ARM.nv)]
     zeros = np.zeros(ARM.nv)
     assert core.joint_states(names, zeros, zeros, True, 1.0, lambda: 1.0) is None
-    said = core.coverage_problem()
+    said = core.reporter.coverage_problem()
     assert "joint_names" in said and f"'joint_a1:={ARM.joint_names[0]}'" in said, said
 
 

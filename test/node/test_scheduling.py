@@ -77,7 +77,7 @@ def test_a_refusal_says_how_to_allow_it_and_leaves_every_thread_as_it_was():
 
 
 def test_the_default_leaves_the_scheduler_alone():
-    from rnea_ros.node.settings import Settings
+    from rnea_ros.controller.settings import Settings
 
     assert Settings().thread_priority == 0
     assert os.sched_getscheduler(0) == os.SCHED_OTHER

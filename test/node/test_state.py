@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.node.inputs import BY_TOPIC
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import ConfigurationError, DesiredPoints, InvalidMessageError, LiveModel, WrenchReading
+from rnea_ros.controller.inputs import BY_TOPIC
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import ConfigurationError, DesiredPoints, InvalidMessageError, LiveModel, WrenchReading
 from rnea_ros.testing.random_urdf import LINK, joint_xml, robot_xml
 from rnea_ros.testing.reference import ARM_URDF
 
@@ -159,7 +159,7 @@ def test_huge_name_lists_are_matched_but_not_kept():
 def test_outputs_of_one_state_come_all_together_or_not_at_all():
     """A lever (revolute about y, then prismatic along x, 1 kg at the end) at q = [0, 1e308] with a
     wrench on its end: the efforts overflow; nothing is output and the failure has its reason."""
-    from rnea_ros.node.core import RneaCore, build_live_model
+    from rnea_ros.controller.core import RneaCore, build_live_model
 
     lever = robot_xml(
         LINK.format("base")
@@ -185,8 +185,8 @@ def test_a_payload_in_the_corrections_is_merged_into_the_model_and_a_bad_one_cha
     emptying corrections_file takes it out again; a file naming an unknown link is refused whole."""
     import yaml
 
+    from rnea_ros.controller.core import RneaCore, build_live_model
     from rnea_ros.dynamics.corrections import CorrectionsError
-    from rnea_ros.node.core import RneaCore, build_live_model
     from rnea_ros.testing.reference import PAYLOAD, PinocchioReference, urdf_with_payload
 
     inertia = {
@@ -227,7 +227,7 @@ def test_new_corrections_make_a_new_live_model_and_leave_the_one_in_use_alone(tm
 
     import yaml
 
-    from rnea_ros.node.core import RneaCore, build_live_model
+    from rnea_ros.controller.core import RneaCore, build_live_model
 
     friction = tmp_path / "friction.yaml"
     friction.write_text(yaml.safe_dump({"version": 1, "joints": {"joint2": {"viscous": 2.0}}}))
@@ -240,7 +240,7 @@ def test_new_corrections_make_a_new_live_model_and_leave_the_one_in_use_alone(tm
     core.set_corrections(str(friction))
     after = core.live
     assert after is not before and after.bound is not before.bound
-    assert before.corrected.joint_terms is None and after.corrected.joint_terms is not None
+    assert before.bound.corrected.joint_terms is None and after.bound.corrected.joint_terms is not None
     np.testing.assert_array_equal(after.q, q)  # the merged inputs came along
     with pytest.raises(dataclasses.FrozenInstanceError):
         after.bound.description = "another robot"
@@ -257,20 +257,20 @@ def test_new_corrections_make_a_new_live_model_and_leave_the_one_in_use_alone(tm
 def test_joint_states_that_name_no_model_joint_say_so(names, hint, recwarn):
     """Not one name matches: the console line names the problem (it used to be silent, with a
     numpy RuntimeWarning from stamps that had never been set)."""
-    from rnea_ros.node.core import RneaCore, build_live_model
+    from rnea_ros.controller.core import RneaCore, build_live_model
 
     settings = Settings(future_stamp_tolerance=3600.0)
     core = RneaCore(settings)
     core.load(build_live_model(ARM_URDF, settings))
     for stamp in (1.0, 2.0):
         assert core.joint_states(names, np.zeros(len(names)), np.zeros(len(names)), True, stamp, lambda: 0.0) is None
-    problem = core.coverage_problem()
+    problem = core.reporter.coverage_problem()
     assert problem is not None and "name none of the model's 8 joints" in problem
     assert str(names[0]) in problem
     if hint:
         assert hint in problem
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
-    report = core.report()
+    report = core.reporter.report()
     assert report.level >= 1 and "name none of the model's" in report.message  # WARN in /diagnostics
 
 

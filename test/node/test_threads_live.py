@@ -10,11 +10,11 @@ import threading
 
 import numpy as np
 
+from rnea_ros.controller.core import RneaCore, build_live_model
+from rnea_ros.controller.inputs import BY_TOPIC
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import OdometryReading
 from rnea_ros.motion.trajectory import Trajectory
-from rnea_ros.node.core import RneaCore, build_live_model
-from rnea_ros.node.inputs import BY_TOPIC
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import OdometryReading
 from rnea_ros.testing.reference import robot_urdf
 
 SOLO = robot_urdf("solo_description/robots/solo12.urdf")
@@ -38,14 +38,16 @@ def loaded_core() -> RneaCore:
     core.load(build_live_model(SOLO, SETTINGS))
     core.receive(
         BY_TOPIC["base_odometry"],
-        OdometryReading(np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0]), np.zeros(6), core.live.model.base_link, STAMP),
+        OdometryReading(
+            np.array([0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 1.0]), np.zeros(6), core.live.bound.model.base_link, STAMP
+        ),
     )
     return core
 
 
 def joint_states_run(core: RneaCore, states: np.ndarray) -> list[np.ndarray]:
     """The joint_states path over ``states`` (rows: q then q̇): everything it publishes, per message."""
-    names, n = core.live.model.joint_names, len(STANCE)
+    names, n = core.live.bound.model.joint_names, len(STANCE)
     results = []
     for k, state in enumerate(states):
         out = core.joint_states(names, state[:n], state[n:], True, STAMP + 1e-6 * k, lambda: 0.0)
@@ -59,7 +61,7 @@ def trajectories_run(core: RneaCore, trajectories: list[Trajectory]) -> list[np.
 
 def inputs(rng: np.random.Generator) -> tuple[np.ndarray, list[Trajectory]]:
     states = np.hstack([STANCE + rng.normal(0, 0.05, (JOINT_STATES, 12)), rng.normal(0, 0.5, (JOINT_STATES, 12))])
-    names = loaded_core().live.model.joint_names
+    names = loaded_core().live.bound.model.joint_names
     trajectories = []
     for _ in range(TRAJECTORIES):
         times = np.array([0.0, 0.25, 0.5])

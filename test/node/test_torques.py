@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.node.core import build_live_model
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import ConfigurationError, DesiredPoints
-from rnea_ros.node.torques import compute_outputs
+from rnea_ros.controller.core import build_live_model
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import ConfigurationError, DesiredPoints
+from rnea_ros.controller.torques import compute_outputs
 from rnea_ros.testing.reference import ARM_URDF, PinocchioReference
 
 ARM = RobotModel.from_urdf(ARM_URDF)

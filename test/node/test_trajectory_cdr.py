@@ -11,9 +11,9 @@ from builtin_interfaces.msg import Duration
 from rclpy.serialization import deserialize_message, serialize_message
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.controller.state import InvalidMessageError
 from rnea_ros.motion.trajectory import FIELDS, MAX_TRAJECTORY_POINTS, TrajectoryError
 from rnea_ros.node import messages
-from rnea_ros.node.state import InvalidMessageError
 from rnea_ros.plumbing.trajectory_cdr import read_joint_trajectory, write_joint_trajectory
 
 pytestmark = pytest.mark.ros

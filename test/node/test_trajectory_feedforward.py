@@ -7,16 +7,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rnea_ros.controller.core import build_live_model
+from rnea_ros.controller.inputs import BY_TOPIC
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import InvalidMessageError, OdometryReading
+from rnea_ros.controller.trajectory_feedforward import with_efforts
 from rnea_ros.motion.trajectory import JointSpline, Trajectory, linear_efforts
-from rnea_ros.node.core import build_live_model
-from rnea_ros.node.inputs import BY_TOPIC
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import InvalidMessageError, OdometryReading
-from rnea_ros.node.trajectory_feedforward import with_efforts
 from rnea_ros.testing.reference import ARM_URDF, PinocchioReference
 
 LIVE = build_live_model(ARM_URDF, Settings(urdf_joint_dynamics=True))
-ARM = LIVE.model
+ARM = LIVE.bound.model
 PIN = PinocchioReference(ARM_URDF, ARM)
 rng = np.random.default_rng(21)
 C = rng.uniform(-0.6, 0.6, (4, ARM.nv))  # q(t) = C0 + C1 t + C2 t² + C3 t³
@@ -66,7 +66,7 @@ def test_resampling_puts_the_jtc_linear_effort_on_the_torque_between_points():
 def test_a_corrections_payload_and_friction_are_in_the_efforts(tmp_path):
     import yaml
 
-    from rnea_ros.node.core import RneaCore
+    from rnea_ros.controller.core import RneaCore
 
     path = tmp_path / "corrections.yaml"
     path.write_text(yaml.safe_dump({"version": 1, "joints": {"joint2": {"viscous": 2.0, "offset": 0.5}}}))
@@ -113,7 +113,7 @@ def test_the_spline_is_the_jtcs_quintic_when_accelerations_are_given():
 # --- a floating base standing on its feet ------------------------------------------------------
 def solo_core(**settings):
     """rnea_node's core with Solo12 on its four point feet (qp), odometry at rest received."""
-    from rnea_ros.node.core import RneaCore
+    from rnea_ros.controller.core import RneaCore
     from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF
 
     settings = Settings(
@@ -122,7 +122,7 @@ def solo_core(**settings):
     )  # fmt: skip
     core = RneaCore(settings)
     core.load(build_live_model(SOLO_URDF, settings))
-    core.receive(BY_TOPIC["base_odometry"], OdometryReading(SOLO_BASE, np.zeros(6), core.live.model.base_link))
+    core.receive(BY_TOPIC["base_odometry"], OdometryReading(SOLO_BASE, np.zeros(6), core.live.bound.model.base_link))
     return core
 
 
@@ -160,7 +160,7 @@ def test_a_standing_robots_trajectory_has_the_efforts_of_forces_that_carry_it_wi
     from rnea_ros.testing.legged import SOLO_FEET, SOLO_URDF
 
     core = solo_core()
-    model = core.live.model
+    model = core.live.bound.model
     result = core.trajectory(crouch(model.joint_names))
     assert result is not None and len(result.times) == 201
     pin_ref = PinocchioReference(SOLO_URDF, model)
@@ -188,7 +188,7 @@ def test_a_standing_robots_trajectory_has_the_efforts_of_forces_that_carry_it_wi
 def test_a_standing_robots_trajectory_at_rest_has_the_live_efforts():
     """Two points at the same pose: the trajectory's efforts are what feedforward_efforts gives there."""
     core = solo_core()
-    names = core.live.model.joint_names
+    names = core.live.bound.model.joint_names
     held = crouch(names)
     still = Trajectory(held.joint_names, held.times[:2], held.positions[[0, 0]], held.velocities[:2])
     result = core.trajectory(still)
@@ -197,13 +197,13 @@ def test_a_standing_robots_trajectory_at_rest_has_the_live_efforts():
 
 
 def test_a_floating_base_trajectory_needs_contacts_and_a_base_state():
-    from rnea_ros.node.core import RneaCore
+    from rnea_ros.controller.core import RneaCore
     from rnea_ros.testing.legged import SOLO_URDF
 
     without_contacts = Settings(floating_base=True)
     core = RneaCore(without_contacts)
     core.load(build_live_model(SOLO_URDF, without_contacts))
-    names = core.live.model.joint_names
+    names = core.live.bound.model.joint_names
     with pytest.raises(InvalidMessageError) as refused:
         core.trajectory(crouch(names))
     assert refused.value.reason == "floating_base"

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rnea_ros.controller.core import build_live_model
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.trajectory_feedforward import with_efforts
 from rnea_ros.motion.multisine import fast_multisine
 from rnea_ros.motion.trajectory import Trajectory
-from rnea_ros.node.core import build_live_model
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.trajectory_feedforward import with_efforts
 from rnea_ros.simulation.trajectory_controller import Gains, TrajectoryController
 from rnea_ros.testing.reference import ARM_URDF
 
@@ -51,7 +51,7 @@ def track(feedforward: bool, seconds: float = 4.0) -> np.ndarray:
     from rnea_ros.simulation.physics import SimOptions, SimRobot
 
     live = build_live_model(ARM_URDF, Settings(urdf_joint_dynamics=True))  # as the simulator applies them
-    names = list(live.model.joint_names)
+    names = list(live.bound.model.joint_names)
     multisine = fast_multisine(np.array(START), moving=7)
     times = np.arange(0.0, seconds + 1e-9, 0.1)
     q, qd, qdd = multisine.at_times(times)

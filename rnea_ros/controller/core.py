@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rnea_ros.controller import diagnostics
 from rnea_ros.controller.laws import LAWS
+from rnea_ros.controller.report import CoreReport
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import ConfigurationError, InvalidMessageError, LiveModel
+from rnea_ros.controller.torques import Outputs, compile_kernels, compute_outputs
+from rnea_ros.controller.trajectory_feedforward import FeedforwardTrajectory, StandingOn, with_efforts
 from rnea_ros.dynamics.corrections import Corrections, CorrectionsError, load_corrections
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.motion.trajectory import Trajectory
-from rnea_ros.node import diagnostics
-from rnea_ros.node.report import CoreReport
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import ConfigurationError, InvalidMessageError, LiveModel
-from rnea_ros.node.torques import Outputs, compile_kernels, compute_outputs
-from rnea_ros.node.trajectory_feedforward import FeedforwardTrajectory, StandingOn, with_efforts
 
 if TYPE_CHECKING:
-    from rnea_ros.node.inputs import Input
+    from rnea_ros.controller.inputs import Input
 
 
 NO_MOVABLE_JOINT = (
@@ -50,7 +50,7 @@ def build_live_model(description: str, settings: Settings) -> LiveModel:
     live = LiveModel.build(corrected, settings.command_joints, settings.contact_links, description, renamed)
     compile_kernels()
     try:
-        settings.check_gains(live.command_names)
+        settings.check_gains(live.bound.command_names)
         live.settings_cache.command_law(settings)  # a law that cannot drive the model (computed torque, floating)
     except ValueError as error:
         raise ConfigurationError(str(error)) from error
@@ -77,8 +77,8 @@ def future_stamp_detail(stamp: float, now: float) -> str:
     return f"header stamp is {stamp - now:.3g} s in the future (clocks not synchronised?)"
 
 
-class RneaCore(CoreReport):
-    """Inputs in, outputs out (see the module docstring); what it reports is ``CoreReport``'s."""
+class RneaCore:
+    """Inputs in, outputs out (see the module docstring); what it reports is its ``reporter``'s."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -93,13 +93,12 @@ class RneaCore(CoreReport):
         self.published = 0
         self.corrections: Corrections | None = None
         self.clipped = 0  # command values clipped to the URDF's effort limits
-        self._clipped_reported = 0
         self.held_states = 0  # states answered with a stale unstamped desired point held (feedback)
-        self._held_reported = 0
         self.empty_velocity_seen = False
         self.waiting_for: list[str] = []
         self.residual_norm: float | None = None
         self._future_limit = -math.inf
+        self.reporter = CoreReport(self)  # /diagnostics and the console
 
     # --- robot model -------------------------------------------------------------------------
     def load(self, live: LiveModel) -> list[str]:
@@ -128,12 +127,31 @@ class RneaCore(CoreReport):
             self._swap_in(live.rebound(live.bound.with_corrections(corrections)))
         self.corrections = corrections
 
+    def take(self, settings: Settings, corrections: Corrections | None, live: LiveModel | None) -> None:
+        """A live parameter change's outcome, checked whole (``live_parameters``): the corrections, the model
+        with them (None: no model yet) and the settings, the settings last."""
+        self.corrections = corrections
+        if live is not None and live is not self.live:
+            self._swap_in(live)
+        self.settings = settings
+
+    def rebuild(self, settings: Settings, corrections: Corrections | None, supersede: bool) -> LiveModel | None:
+        """A new description or gravity, on the loader's turn (``ModelLoader.load_now``): the model built with
+        ``settings`` from the new description (``supersede``), else from the newest one loaded; then the
+        settings and corrections are taken in, before the loader loads the model (``load`` applies the
+        corrections) and before its next build, which reads the settings."""
+        live = self.live
+        description = settings.robot_description if supersede else (live.bound.description if live else "")
+        built = build_live_model(description, settings) if description else None
+        self.settings, self.corrections = settings, corrections
+        return built
+
     def _swap_in(self, live: LiveModel) -> None:
         self.live = live
-        base = f" on a floating base '{live.model.base_link}'" if live.floating else ""
+        base = f" on a floating base '{live.bound.model.base_link}'" if live.floating else ""
         payload = ""
-        if live.payload is not None:
-            payload = f", with the corrections' payload ({live.payload_note})"
+        if live.bound.corrected.payload is not None:
+            payload = f", with the corrections' payload ({live.bound.payload_note})"
         self.model_status = f"model with {live.n} joints{base}{payload}"
 
     def refused(self, reason: str) -> None:
@@ -195,7 +213,7 @@ class RneaCore(CoreReport):
             return None
         try:
             settings = self.settings
-            standing = self._standing(live, settings) if live.floating and live.contacts is not None else None
+            standing = self._standing(live, settings) if live.floating and live.bound.contacts is not None else None
             efforts = LAWS[settings.command_source].trajectory_efforts  # the law itself is the joint_states thread's
             return with_efforts(live, trajectory, settings.trajectory_resampling, efforts, standing)
         except ValueError as error:
@@ -209,7 +227,7 @@ class RneaCore(CoreReport):
         live = self.live
         if live is None:
             return None
-        match = live.matcher.match(names)
+        match = live.bound.matcher.match(names)
         if match.unknown or len(match.model_rows) != len(names) or np.isneginf(live.stamp[match.model_rows]).any():
             return None
         q, qd = live.q, live.qd  # one pair: the joint_states thread replaces both whole
@@ -232,4 +250,4 @@ class RneaCore(CoreReport):
         without a model, and a floating base's inputs without a floating base."""
         live = self.live
         if live is not None and (live.floating or not row.floating_only):
-            getattr(live, row.setter)(reading, time.monotonic())
+            row.setter(live, reading, time.monotonic())

@@ -91,16 +91,16 @@ def first_clips(outputs, warned: set[str]) -> tuple[list[str], str] | None:
     """The command joints of ``outputs`` (torques.Outputs) at their effort limit that ``warned`` lacks,
     and the line that says so (the limit, and the feed-forward asked there); None when there are none."""
     live = outputs.live
-    at_limit = np.flatnonzero(np.abs(outputs.commands) >= live.command_limits)
-    new = [k for k in at_limit if live.command_names[k] not in warned]
+    at_limit = np.flatnonzero(np.abs(outputs.commands) >= live.bound.command_limits)
+    new = [k for k in at_limit if live.bound.command_names[k] not in warned]
     if not new:
         return None
     said = ", ".join(
-        f"'{live.command_names[k]}' at {live.command_limits[k]:g} N·m "
-        f"(feed-forward {outputs.tau[live.command_order[k]]:.1f} N·m)"
+        f"'{live.bound.command_names[k]}' at {live.bound.command_limits[k]:g} N·m "
+        f"(feed-forward {outputs.tau[live.bound.command_order[k]]:.1f} N·m)"
         for k in new
     )
-    return [live.command_names[k] for k in new], (
+    return [live.bound.command_names[k] for k in new], (
         f"effort_commands clipped to the URDF's effort limit: {said}; a joint that cannot hold the robot "
         "against gravity sags (rnea_gains warns of it at the pose); /diagnostics counts every clip"
     )

@@ -21,6 +21,7 @@ import numpy as np
 
 from rnea_ros.controller.law import CommandLaw
 from rnea_ros.controller.laws import LAWS
+from rnea_ros.controller.settings import ContactQP, Settings
 from rnea_ros.dynamics.contact_distribution import KINDS, ContactDistribution, contact_distribution
 from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.contact_schedule import (
@@ -35,7 +36,6 @@ from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.scheduled_contacts import ScheduledContacts
-from rnea_ros.node.settings import ContactQP, Settings
 
 MAX_CACHED_NAME_LISTS = 64
 # Only name lists a publisher of this robot could send are cached, so that a flood of huge
@@ -180,7 +180,7 @@ class Desired:
         return min(max(k, 0), len(self.times) - 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Inputs:
     """What one computation uses: the joints' q, q̇, q̈, the fresh wrenches and, on a floating
     base, the base state and acceleration (None: no fresh base state, nothing to compute)."""
@@ -272,6 +272,18 @@ class BoundModel:
     @property
     def model(self) -> RobotModel:
         return self.corrected.model
+
+    @property
+    def command_names(self) -> list[str]:
+        """The command joints as the outputs name them (joint_names)."""
+        return [self.names[j] for j in self.command_order]
+
+    @property
+    def payload_note(self) -> str:
+        payload = self.corrected.payload
+        if payload is None:
+            return "none"
+        return f"{payload.inertial.mass:.3f} kg on '{payload.link}'"
 
     def _prove_it_computes(self) -> None:
         """A model that cannot give finite torques at its neutral state must never go live
@@ -422,7 +434,7 @@ class LiveModel:
         # Written by the executor thread, read by the joint_states thread: each is replaced
         # whole by one assignment (atomic), never changed in place.
         self.desired: Desired | None = None
-        self.wrenches: dict[str, tuple[np.ndarray, float]] = {}  # link -> (wrench, receive time)
+        self.wrenches: dict[str, tuple[np.ndarray, float, float]] = {}  # link -> (wrench, received, stamp)
         self.odometry: BaseState | None = None
         self.imu: ImuReading | None = None
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
@@ -444,33 +456,16 @@ class LiveModel:
         live.planned = self.planned if bound.contact_links == self.bound.contact_links else None
         return live
 
-    # what is bound to the model, read through
-    model = property(lambda self: self.bound.corrected.model)
-    urdf_model = property(lambda self: self.bound.corrected.urdf_model)
-    corrected = property(lambda self: self.bound.corrected)
-    payload = property(lambda self: self.bound.corrected.payload)
-    description = property(lambda self: self.bound.description)
-    command_joints = property(lambda self: self.bound.command_joints)
-    contact_links = property(lambda self: self.bound.contact_links)
-    command_order = property(lambda self: self.bound.command_order)
-    names = property(lambda self: self.bound.names)  # as the outputs name the joints (joint_names)
-    command_names = property(lambda self: [self.bound.names[j] for j in self.bound.command_order])
-    command_limits = property(lambda self: self.bound.command_limits)
-    contacts = property(lambda self: self.bound.contacts)
+    # read by the FollowJointTrajectory relay (node/action_relay.py) until it reads ``bound`` as the rest does
+    model = property(lambda self: self.bound.model)
     matcher = property(lambda self: self.bound.matcher)
-
-    @property
-    def payload_note(self) -> str:
-        if self.payload is None:
-            return "none"
-        return f"{self.payload.inertial.mass:.3f} kg on '{self.payload.link}'"
 
     # --- joint_states ------------------------------------------------------------------------
     def merge_joint_states(
         self, names: Sequence[str], position: np.ndarray, velocity: np.ndarray, stamp: float, state_timeout: float
     ) -> bool:
         """Takes a message's values (its own order) in; True when every joint is fresh enough to compute."""
-        match = self.matcher.match(names)
+        match = self.bound.matcher.match(names)
         if match.unknown:
             self.unknown_names = match.unknown
         if len(match.model_rows) == 0:
@@ -494,13 +489,13 @@ class LiveModel:
         """Joints never received, or whose value is more than ``timeout`` older than the newest."""
         never = np.isneginf(self.stamp)
         old = ~never & (self.newest_stamp - np.where(never, 0.0, self.stamp) > timeout)
-        return [self.names[j] for j in np.flatnonzero(never | old)]
+        return [self.bound.names[j] for j in np.flatnonzero(never | old)]
 
     # --- other inputs ------------------------------------------------------------------------
     def set_desired(self, points: DesiredPoints, now: float) -> None:
         """Desired points (the message's joint order; 1-D: one point, 2-D: one row per point at
         ``points.times``) in model order: unnamed joints get q̈ = 0 and no state."""
-        match = self.matcher.match(points.names)
+        match = self.bound.matcher.match(points.names)
         message_rows, model_rows = match.message_rows, match.model_rows
         qdd = np.atleast_2d(points.qdd)
         model_qdd = np.zeros((len(qdd), self.n))
@@ -521,7 +516,7 @@ class LiveModel:
         self.wrenches = {**self.wrenches, link: (reading.wrench, now, reading.stamp)}
 
     def set_odometry(self, reading: OdometryReading, now: float) -> None:
-        base_link = self.model.base_link
+        base_link = self.bound.model.base_link
         if reading.child_frame != base_link:
             raise InvalidMessageError(
                 "wrong_child_frame",
@@ -531,12 +526,12 @@ class LiveModel:
         self.odometry = BaseState(reading.q_base, reading.twist, "base_odometry", now, reading.stamp)
 
     def set_imu(self, reading: ImuMessage, now: float) -> None:
-        if not self.model.carried_by_base(reading.link):
+        if not self.bound.model.carried_by_base(reading.link):
             raise InvalidMessageError("imu_frame", f"frame '{reading.link}' is not a link of the robot")
         self.imu = ImuReading(reading.R_world_imu, reading.omega_imu, reading.link, now, reading.stamp)
 
     def set_base_acceleration(self, reading: BaseAccelerationReading, now: float) -> None:
-        base_link = self.model.base_link
+        base_link = self.bound.model.base_link
         if reading.frame not in ("", base_link):
             raise InvalidMessageError("wrong_frame", f"frame '{reading.frame}' is not the root link '{base_link}'")
         self.base_acceleration = (reading.classical, now)
@@ -544,11 +539,13 @@ class LiveModel:
     def set_contact_schedule(self, reading: ContactScheduleReading, now: float) -> None:
         """A planner's events replace the schedule in force (``planned_schedule``); no events: back to
         the gait parameters. Refused with the reason, the last valid schedule kept."""
-        if self.contacts is None:
+        if self.bound.contacts is None:
             raise InvalidMessageError("schedule_no_contact_links", "contact_schedule: contact_links is empty")
         newest = self.newest_stamp if math.isfinite(self.newest_stamp) else 0.0
         in_force = self.settings_cache.schedule_in_force(self.planned)
-        self.planned = planned_schedule(reading, self.contact_links, in_force, newest) if len(reading.times) else None
+        self.planned = (
+            planned_schedule(reading, self.bound.contact_links, in_force, newest) if len(reading.times) else None
+        )
 
     # --- what to compute with ----------------------------------------------------------------
     def inputs_now(self, now: float, settings: Settings) -> Inputs:
@@ -575,15 +572,26 @@ class LiveModel:
                 qd = np.where(np.isnan(qd_desired), qd, qd_desired)
         wrenches = self.fresh_wrenches(now, settings.wrench_timeout)
         gains = self.settings_cache.gains(settings) if settings.torque_feedback else None
-        if not self.floating:
-            return Inputs(q, qd, qdd, wrenches, None, None, self.q, self.qd, q_desired, qd_desired, held, gains)
-        base = self.fresh_base(now, settings.base_timeout, q, qd)
-        base_qdd = self._base_acceleration(now, settings.acceleration_timeout)
-        distribution = None
-        if self.contacts is not None:
-            distribution = self.settings_cache.scheduled_distribution(settings, self.newest_stamp, self.planned)
+        base = base_acceleration = distribution = None
+        if self.floating:
+            base = self.fresh_base(now, settings.base_timeout, q, qd)
+            base_acceleration = self._base_acceleration(now, settings.acceleration_timeout)
+            if self.bound.contacts is not None:
+                distribution = self.settings_cache.scheduled_distribution(settings, self.newest_stamp, self.planned)
         return Inputs(
-            q, qd, qdd, wrenches, base, base_qdd, self.q, self.qd, q_desired, qd_desired, held, gains, distribution
+            q=q,
+            qd=qd,
+            qdd=qdd,
+            wrenches=wrenches,
+            base=base,
+            base_acceleration=base_acceleration,
+            q_measured=self.q,
+            qd_measured=self.qd,
+            q_desired=q_desired,
+            qd_desired=qd_desired,
+            held=held,
+            gains=gains,
+            distribution=distribution,
         )
 
     def desired_fresh(self, now: float, timeout: float) -> bool:
@@ -627,9 +635,9 @@ class LiveModel:
         # The IMU's link may sit behind joints: its rotation and rate relative to the base come
         # from the joint state this computation uses.
         reading = self.imu
-        q, qd = self.model.neutral_configuration(), np.zeros(self.model.nv)
+        q, qd = self.bound.model.neutral_configuration(), np.zeros(self.bound.model.nv)
         q[7:], qd[BASE_DOFS:] = q_joints, qd_joints
-        R_base_imu, omega_rel = self.model.link_rotation_in_base(reading.link, q, qd)
+        R_base_imu, omega_rel = self.bound.model.link_rotation_in_base(reading.link, q, qd)
         q_base, v_base = base_state_from_imu(reading, R_base_imu, omega_rel)
         return BaseState(q_base, v_base, "imu", reading.received, reading.stamp)
 

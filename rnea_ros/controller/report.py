@@ -7,10 +7,14 @@ import difflib
 import math
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from rnea_ros.node import diagnostics
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import LiveModel
+from rnea_ros.controller import diagnostics
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import LiveModel
+
+if TYPE_CHECKING:
+    from rnea_ros.controller.core import RneaCore
 
 
 def _affix_hint(received: Sequence[str], model_names: Sequence[str]) -> str | None:
@@ -47,29 +51,35 @@ CONTACT_RESIDUAL_WARN = 0.01  # N and N·m: a base residual the contacts leave a
 
 
 class CoreReport:
-    """The reporting half of ``RneaCore``, which holds the figures read here."""
+    """What ``RneaCore`` (``core``, which holds the figures read here) tells /diagnostics and the
+    console; what was reported already is counted here."""
+
+    def __init__(self, core: RneaCore) -> None:
+        self.core = core
+        self._clipped_reported = 0  # clipped commands reported so far
+        self._held_reported = 0  # states with the desired point held, reported so far
 
     # --- what the console says ------------------------------------------------------------------
     def coverage_problem(self) -> str | None:
         """Why joint_states never give a complete state: the missing joints, the unknown names
         received, and the closest model name for each (a typo such as joint_2 for joint2, a prefix)."""
-        live = self.live
-        if live is None or not self.waiting_for:
+        live = self.core.live
+        if live is None or not self.core.waiting_for:
             return None
-        missing = self.waiting_for[:10]
-        if len(self.waiting_for) == live.n and live.unknown_names:
+        missing = self.core.waiting_for[:10]
+        if len(self.core.waiting_for) == live.n and live.unknown_names:
             text = f"joint_states name none of the model's {live.n} joints (e.g. {missing[:3]})"
         else:
             text = f"joint_states never cover the model: no recent value for {missing}"
         if live.unknown_names:
             text += f"; names received that the model does not know: {list(live.unknown_names[:10])}"
-            hint = _affix_hint(live.unknown_names, live.model.joint_names)
+            hint = _affix_hint(live.unknown_names, live.bound.model.joint_names)
             if hint:
                 text += f" ({hint})"
             else:
                 hints = {}
                 for name in live.unknown_names:
-                    close = difflib.get_close_matches(name, live.model.joint_names, n=1, cutoff=0.6)
+                    close = difflib.get_close_matches(name, live.bound.model.joint_names, n=1, cutoff=0.6)
                     if close:
                         hints[name] = close[0]
                 if hints:
@@ -82,54 +92,56 @@ class CoreReport:
     def report(self, publisher_note: str | None = None) -> diagnostics.Report:
         """Level, message and values for /diagnostics; ``publisher_note`` says why joint_states may
         not arrive (the node asks the graph)."""
-        live, settings = self.live, self.settings
+        live, settings = self.core.live, self.core.settings
         level = diagnostics.OK if live is not None else diagnostics.ERROR
-        notes = [self.model_status]
-        values = {"model joints": str(live.n if live else 0), "published": str(self.published)}
-        values.update(self.inputs.report())
-        values.update(self.compute_times.values())
-        values.update(self.collector_pauses.values())
-        if self.trajectories:
-            values["trajectories answered"] = str(self.trajectories)
+        notes = [self.core.model_status]
+        values = {"model joints": str(live.n if live else 0), "published": str(self.core.published)}
+        values.update(self.core.inputs.report())
+        values.update(self.core.compute_times.values())
+        values.update(self.core.collector_pauses.values())
+        if self.core.trajectories:
+            values["trajectories answered"] = str(self.core.trajectories)
             answer = {
-                k.replace("compute time", "trajectory answer"): v for k, v in self.trajectory_times.values().items()
+                k.replace("compute time", "trajectory answer"): v
+                for k, v in self.core.trajectory_times.values().items()
             }
             values.update(answer)
         if live is not None:
-            if live.model.warnings:
+            if live.bound.model.warnings:
                 level = diagnostics.WARN
                 notes.append(
-                    f"{len(live.model.warnings)} model warnings (non-physical inertia, broken mimic, effort "
-                    f"limit ignored), e.g. {live.model.warnings[0]}"
+                    f"{len(live.bound.model.warnings)} model warnings (non-physical inertia, broken mimic, effort "
+                    f"limit ignored), e.g. {live.bound.model.warnings[0]}"
                 )
-                values["model warnings"] = " | ".join(live.model.warnings[:20])
+                values["model warnings"] = " | ".join(live.bound.model.warnings[:20])
             if publisher_note:
                 level = diagnostics.WARN
                 notes.append(publisher_note)
             level = max(level, self._input_notes(live, settings, notes, values))
-        values["clipped commands"] = str(self.clipped)
-        if self.clipped > self._clipped_reported:
+        values["clipped commands"] = str(self.core.clipped)
+        if self.core.clipped > self._clipped_reported:
             level = max(level, diagnostics.WARN)
             notes.append(
-                f"{self.clipped - self._clipped_reported} effort_commands values clipped to the URDF's effort limits"
+                f"{self.core.clipped - self._clipped_reported} effort_commands values clipped to the URDF's "
+                "effort limits"
             )
-            self._clipped_reported = self.clipped
-        values["states with the desired point held"] = str(self.held_states)
+            self._clipped_reported = self.core.clipped
+        values["states with the desired point held"] = str(self.core.held_states)
         if self.unreported_held:
             level = max(level, diagnostics.WARN)
             notes.append(self.held_note())
-            self._held_reported = self.held_states
-        new_rejections = self.rejections.new()
+            self._held_reported = self.core.held_states
+        new_rejections = self.core.rejections.new()
         if new_rejections:
             level = max(level, diagnostics.WARN)
             notes.append("rejected: " + ", ".join(f"{n} {reason}" for reason, n in sorted(new_rejections.items())))
-        values.update({f"rejected: {reason}": str(n) for reason, n in sorted(self.rejections.totals().items())})
+        values.update({f"rejected: {reason}": str(n) for reason, n in sorted(self.core.rejections.totals().items())})
         return diagnostics.Report(level, "; ".join(notes), values)
 
     @property
     def unreported_held(self) -> int:
         """States held (see ``held_note``) since the last report."""
-        return self.held_states - self._held_reported
+        return self.core.held_states - self._held_reported
 
     def held_note(self) -> str:
         return (
@@ -140,13 +152,13 @@ class CoreReport:
     def _input_notes(self, live: LiveModel, settings: Settings, notes: list[str], values: dict[str, str]) -> int:
         level = diagnostics.OK
         now = time.monotonic()
-        if self.empty_velocity_seen:
+        if self.core.empty_velocity_seen:
             level = diagnostics.WARN
             notes.append("joint_states without velocity: zero velocity used")
-        if self.waiting_for:
+        if self.core.waiting_for:
             level = diagnostics.WARN
             notes.append(
-                self.coverage_problem() or f"no torques: stale or missing joint_states for {self.waiting_for[:10]}"
+                self.coverage_problem() or f"no torques: stale or missing joint_states for {self.core.waiting_for[:10]}"
             )
         if live.desired is not None and not live.desired_fresh(now, settings.acceleration_timeout):
             notes.append("desired_accelerations stale: zero accelerations used")
@@ -170,16 +182,17 @@ class CoreReport:
         accel = live.base_acceleration
         if accel is None or now - accel[1] > settings.acceleration_timeout:
             values["base acceleration"] = "zero (no fresh desired_base_acceleration)"
-        if self.residual_norm is not None:
-            values["base wrench residual norm"] = f"{self.residual_norm:.3f}"
-            if self.residual_norm > CONTACT_RESIDUAL_WARN and live.contacts is not None:
+        if self.core.residual_norm is not None:
+            values["base wrench residual norm"] = f"{self.core.residual_norm:.3f}"
+            if self.core.residual_norm > CONTACT_RESIDUAL_WARN and live.bound.contacts is not None:
                 level = diagnostics.WARN
                 notes.append(
-                    f"the contact forces cannot produce this motion: base wrench residual {self.residual_norm:.3g} "
-                    "left on base_wrench_residual (tipping, an impossible base acceleration, or too little friction?)"
+                    "the contact forces cannot produce this motion: base wrench residual "
+                    f"{self.core.residual_norm:.3g} left on base_wrench_residual (tipping, an impossible base "
+                    "acceleration, or too little friction?)"
                 )
-        if live.contacts is not None:
-            values["contact links"] = ", ".join(live.contacts.links)
+        if live.bound.contacts is not None:
+            values["contact links"] = ", ".join(live.bound.contacts.links)
             values.update(schedule_values(live, settings))
         return level
 
@@ -190,7 +203,7 @@ def schedule_values(live: LiveModel, settings: Settings) -> dict[str, str]:
     if schedule is None:
         return {
             "contact schedule": "none: every contact link in stance",
-            "feet in contact": ", ".join(live.contact_links),
+            "feet in contact": ", ".join(live.bound.contact_links),
         }
     stamp = live.newest_stamp if math.isfinite(live.newest_stamp) else 0.0
     event = schedule.next_event(stamp)

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from rnea_ros.controller.state import InvalidMessageError, LiveModel
 from rnea_ros.dynamics.contact_distribution import ContactDistribution
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState
 from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
-from rnea_ros.node.state import InvalidMessageError, LiveModel
 
 # A floating base's points are computed one by one (~50 µs each, in Python, on the executor's thread
 # beside the joint_states thread): 20,000 points (200 s at the default resampling) take about a second.
@@ -113,20 +113,20 @@ def with_efforts(
     InvalidMessageError(reason) for what cannot be used whole. A floating base needs ``standing``
     (see the module docstring)."""
     if live.floating:
-        if live.contacts is None:
+        if live.bound.contacts is None:
             raise InvalidMessageError(
                 "floating_base", "a floating-base trajectory needs contact_links: what carries the base"
             )
         if standing is None:
             raise InvalidMessageError("no_base_state", "no fresh base_odometry or imu: the base's pose is unknown")
     names = list(trajectory.joint_names)  # the answer keeps them (the driver's, with joint_names)
-    model_names = [live.matcher.model_name(name) for name in names]
+    model_names = [live.bound.matcher.model_name(name) for name in names]
     if len(set(model_names)) != len(model_names):
         raise InvalidMessageError("duplicate_names", "the trajectory names a joint twice")
-    unknown = [name for name, known in zip(names, model_names, strict=True) if known not in live.matcher.index]
+    unknown = [name for name, known in zip(names, model_names, strict=True) if known not in live.bound.matcher.index]
     if unknown:
         raise InvalidMessageError("unknown_joints", f"joints the model does not have: {unknown[:10]}")
-    missing = [live.names[j] for j, name in enumerate(live.model.joint_names) if name not in model_names]
+    missing = [live.bound.names[j] for j, name in enumerate(live.bound.model.joint_names) if name not in model_names]
     if missing:
         raise InvalidMessageError(
             "missing_joints", f"the model's joints {missing[:10]} are not in the trajectory: their motion is unknown"
@@ -147,15 +147,15 @@ def with_efforts(
         q, qd, qdd = trajectory.positions, trajectory.velocities, trajectory.accelerations
     else:
         q, qd, qdd = spline.sample(times)
-    rows = [live.matcher.index[name] for name in model_names]  # trajectory column → model joint
+    rows = [live.bound.matcher.index[name] for name in model_names]  # trajectory column → model joint
     order = np.argsort(rows)  # model order ← trajectory columns
     if live.floating and source != "none":
         tau, gravity = _standing_efforts(live, standing, times, q[:, order], qd[:, order], qdd[:, order])
-        efforts_model = tau if source == "inverse_dynamics" else gravity + live.corrected.offset
+        efforts_model = tau if source == "inverse_dynamics" else gravity + live.bound.corrected.offset
     elif source == "inverse_dynamics":
-        efforts_model = live.corrected.inverse_dynamics(q[:, order], qd[:, order], qdd[:, order])
+        efforts_model = live.bound.corrected.inverse_dynamics(q[:, order], qd[:, order], qdd[:, order])
     elif source == "gravity":
-        efforts_model = live.model.gravity_torques(q[:, order]) + live.corrected.offset
+        efforts_model = live.bound.model.gravity_torques(q[:, order]) + live.bound.corrected.offset
     else:
         efforts_model = np.zeros_like(q)
     efforts = np.empty_like(efforts_model)
@@ -178,7 +178,7 @@ def _standing_efforts(
     tau, gravity = np.empty_like(q), np.empty_like(q)
     for k in range(len(times)):
         torques, g, _ = standing.distribution(q_base, v_base[k], qdd_base[k], q[k], qd[k], qdd[k])
-        tau[k] = live.corrected.joint_torques(qd[k], qdd[k], torques[BASE_DOFS:])
+        tau[k] = live.bound.corrected.joint_torques(qd[k], qdd[k], torques[BASE_DOFS:])
         gravity[k] = g[BASE_DOFS:]
     return tau, gravity
 
@@ -186,5 +186,5 @@ def _standing_efforts(
 def _base_velocity(live: LiveModel, rows: np.ndarray, q_base: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """The base twist (base frame) that keeps the contacts still: J_base v = −J_joints q̇ in least
     squares, J's ``rows`` the contact links' twists in their frames (a point's linear rows only)."""
-    J = live.model.wrench_jacobian_transpose(np.concatenate([q_base, q]), live.contacts.links).T[rows]
+    J = live.bound.model.wrench_jacobian_transpose(np.concatenate([q_base, q]), live.bound.contacts.links).T[rows]
     return -np.linalg.lstsq(J[:, :BASE_DOFS], J[:, BASE_DOFS:] @ qd, rcond=None)[0]

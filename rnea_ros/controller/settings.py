@@ -19,10 +19,10 @@ from typing import NamedTuple
 
 from rnea_ros.controller.law import check_length
 from rnea_ros.controller.laws import LAWS
+from rnea_ros.controller.parameters import NODE_PARAMETERS
 from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.contact_options import ContactQPOptions
 from rnea_ros.dynamics.contact_schedule import PeriodicGait
-from rnea_ros.node.parameters import NODE_PARAMETERS
 from rnea_ros.parameter_spec import settings_class
 
 MIN_NORMAL = 1e-9  # a contact normal whose largest component is smaller gives no direction

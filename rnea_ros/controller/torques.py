@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from rnea_ros.controller.law import CommandLaw
+from rnea_ros.controller.settings import Settings
+from rnea_ros.controller.state import Inputs, LiveModel
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
-from rnea_ros.node.settings import Settings
-from rnea_ros.node.state import Inputs, LiveModel
 
 _NO_BASE_ACCELERATION = np.zeros(BASE_DOFS)
 
@@ -34,7 +34,7 @@ _NO_BASE_ACCELERATION = np.zeros(BASE_DOFS)
 class Outputs(NamedTuple):
     """The joints' part of the state used and of the torques, in model order; ``commands`` in
     ``command_joints`` order. Floating base: the base residual wrench and the contact wrenches
-    (6 per link of ``live.contacts``, each [f, m] in the link's frame about its origin)."""
+    (6 per link of ``live.bound.contacts``, each [f, m] in the link's frame about its origin)."""
 
     live: LiveModel
     q: np.ndarray
@@ -53,14 +53,14 @@ class Outputs(NamedTuple):
         """The contact wrenches by link (views of ``wrenches``); None without contacts."""
         if self.wrenches is None:
             return None
-        return self.live.contacts.wrenches(self.wrenches)
+        return self.live.bound.contacts.wrenches(self.wrenches)
 
 
 def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None = None) -> Outputs | None:
     """Inverse dynamics and gravity torques at ``inputs``; None when a floating base has no fresh state."""
     settings = settings or Settings()
     if not live.floating:
-        model = live.model
+        model = live.bound.model
         tau = model.inverse_dynamics(inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
         gravity = model.gravity_torques(inputs.q)
         held = gravity
@@ -82,7 +82,7 @@ def with_corrections(
     """The joint torques the rigid bodies leave out: the URDF's damping and friction and a corrections
     file's friction and armature, at the state τ was computed for, added to τ (``CorrectedModel``, as
     rnea_analyze adds them); a corrections file's offset also to the holding torques."""
-    corrected = live.corrected
+    corrected = live.bound.corrected
     if corrected.joint_terms is None and corrected.urdf_terms is None:
         return tau, held
     return corrected.joint_torques(inputs.qd, inputs.qdd, tau), held + corrected.offset
@@ -99,7 +99,7 @@ def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:
     """What holds the robot still at its measured state against gravity and the measured
     wrenches (a payload seen by a force/torque sensor): ID(q, 0, 0, wrenches) = g(q) − Σ Jᵀ w."""
     q = inputs.q_measured if inputs.q_measured is not None else inputs.q
-    return live.model.inverse_dynamics(q, live.zeros, live.zeros, inputs.wrenches)
+    return live.bound.model.inverse_dynamics(q, live.zeros, live.zeros, inputs.wrenches)
 
 
 def effort_commands(
@@ -117,8 +117,8 @@ def effort_commands(
         kp, kd = inputs.gains
         u = u + np.nan_to_num(kp * (inputs.q_desired - inputs.q_measured), nan=0.0)
         u = u + np.nan_to_num(kd * (inputs.qd_desired - inputs.qd_measured), nan=0.0)
-    commands = np.empty(len(live.command_order))  # a new array: clipping it leaves τ alone
-    clipped = _in_command_order_clipped(u, live.command_order, live.command_limits, commands)
+    commands = np.empty(len(live.bound.command_order))  # a new array: clipping it leaves τ alone
+    clipped = _in_command_order_clipped(u, live.bound.command_order, live.bound.command_limits, commands)
     if clipped < 0:
         raise ValueError("effort_commands are not finite")
     return commands, clipped
@@ -162,8 +162,8 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     q = np.concatenate([base.q, inputs.q])
     qd = np.concatenate([base.v, inputs.qd])
     qdd = np.concatenate([base_qdd, inputs.qdd])
-    tau = live.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
-    gravity = live.model.gravity_torques(q)
+    tau = live.bound.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
+    gravity = live.bound.model.gravity_torques(q)
     _check_finite(tau, gravity)
     return _floating_base_outputs(live, inputs, settings, tau, gravity, None)
 
