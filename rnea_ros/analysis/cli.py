@@ -16,7 +16,9 @@ not recorded, or with --velocities positions) estimated from the positions by a
 local polynomial fit over ±window/2 s (Savitzky–Golay on even stamps; uneven
 stamps handled); the window is chosen per recording, on held-out samples of its
 first 30,000, unless --window fixes it. A joint whose effort is not measured is
-recorded as an empty CSV field or nan: left out of its rows and named.
+recorded as an empty CSV field or nan, or as 0 in every one of those samples (a
+driver filling in a joint it has no torque of): left out of its rows, named, and
+never fitted.
 --effort-conversion converts recorded efforts (motor side, currents) to the model's
 (rnea_ros/analysis/effort_conversion.py). The URDF's <dynamics damping friction>
 (often simulator tuning) is left out of the model unless --urdf-dynamics.
@@ -48,6 +50,9 @@ first (leave out a part where brakes held the robot: its efforts are not the rob
 --validate OTHER (with --identify): a second recording of the same robot; every model (the URDF alone,
 the files written) is run on it with the same window and its residual RMS per joint printed: a
 held-out part of one recording may replay its training motion, another recording does not.
+A recording that repeats its motion (the same trajectory played again) is detected on its
+positions and said (rnea_ros/analysis/replay.py): its folds in time, and a last part held
+out, are then no new motion.
 
 --corrections checks a recording against the corrected model (the URDF's, plus a
 corrections.yaml: its payload merged in, its joint terms added), as rnea_node computes it.
@@ -62,11 +67,19 @@ import sys
 import time
 from pathlib import Path
 
-from rnea_ros.analysis.effort_conversion import load_effort_conversion
+from rnea_ros.analysis.effort_conversion import EffortConversion, load_effort_conversion
 from rnea_ros.analysis.identify import Identification, identification_table, links_table
 from rnea_ros.analysis.link_inertia import corrected_urdf, link_contexts, urdf_link_inertials
 from rnea_ros.analysis.parquet import ParquetSamples
-from rnea_ros.analysis.pipeline import analyze, chosen_window, sample_columns, summary_table
+from rnea_ros.analysis.pipeline import (
+    WINDOW_CHOICE_SAMPLES,
+    ZERO_EFFORTS,
+    analyze,
+    chosen_window,
+    sample_columns,
+    summary_table,
+    zero_effort_joints,
+)
 from rnea_ros.analysis.plot import write_friction_plot, write_plot
 from rnea_ros.analysis.recording import (
     DEFAULT_CHUNK,
@@ -76,6 +89,7 @@ from rnea_ros.analysis.recording import (
     read_bag_description,
     read_bag_wrenches,
 )
+from rnea_ros.analysis.replay import find_replay
 from rnea_ros.dynamics.corrections import (
     CorrectedModel,
     CorrectionsError,
@@ -252,6 +266,11 @@ def main(argv: list[str] | None = None) -> int:
         conversion = load_effort_conversion(args.effort_conversion) if args.effort_conversion else None
         if conversion is not None:
             conversion.arrays(model.joint_names)  # unknown joints refused before anything is read
+        zero = zero_effort_joints(
+            open_recording(args.recording, args.topic, args.chunk), model, start=args.start, end=args.end
+        )
+        if zero:
+            conversion = (conversion or EffortConversion({})).without(zero)
         window, choice = args.window, None
         if window is None:
             choice = chosen_window(
@@ -320,6 +339,15 @@ def main(argv: list[str] | None = None) -> int:
         f"of recording, analysed in {elapsed:.1f} s"
     )
     print(summary_table(analysis))
+    if zero:
+        print(
+            f"joints whose recorded effort is exactly 0 in {ZERO_EFFORTS:.0%} or more of the first "
+            f"{WINDOW_CHOICE_SAMPLES:,} samples (taken as not measured: their rows left out, nothing fitted): {zero}"
+        )
+    positions = analysis.positions.rows()
+    replay = find_replay(positions[:, 0], positions[:, 1:]) if positions.size else None
+    if replay is not None:
+        print(replay.describe(validating=args.validate is not None))
     if identification is not None:
         print(identification_table(identification))
         try:
@@ -346,7 +374,7 @@ def validation(args, urdf_model: CorrectedModel, identification, description: st
         corrected = RobotModel.from_urdf(corrected_urdf(description, inertials), gravity=args.gravity)
         written = corrected.with_corrections(corrections, urdf_model.urdf_dynamics)
     models = {"URDF": urdf_model, "files written": written}
-    rms = {}
+    rms, unmeasured, missing = {}, [], []
     for label, model in models.items():
         analysis = analyze(
             model,
@@ -358,13 +386,21 @@ def validation(args, urdf_model: CorrectedModel, identification, description: st
             effort_conversion=conversion,
         )
         rms[label] = [analysis.fits.summary(j)["rms"] for j in range(len(analysis.joint_names))]
+        missing = analysis.missing_in_recording
+        unmeasured = [name for name in analysis.unmeasured() if name not in missing]
     names = urdf_model.model.joint_names
+    shown = [j for j, name in enumerate(names) if name not in unmeasured and name not in missing]
     lines = [f"validation on {args.validate} (another recording; residual RMS per joint):"]
-    lines.append(f"{'model':<16}" + "".join(f"{n[:11]:>12}" for n in names) + f"{'over joints':>13}")
+    widths = {j: max(12, len(names[j]) + 1) for j in shown}
+    lines.append(f"{'model':<16}" + "".join(f"{names[j]:>{widths[j]}}" for j in shown) + f"{'over joints':>13}")
     for label, values in rms.items():
-        finite = [v for v in values if v == v]
+        finite = [values[j] for j in shown if values[j] == values[j]]
         over = (sum(v * v for v in finite) / max(len(finite), 1)) ** 0.5
-        lines.append(f"{label:<16}" + "".join(f"{v:>12.4f}" for v in values) + f"{over:>13.4f}")
+        lines.append(f"{label:<16}" + "".join(f"{values[j]:>{widths[j]}.4f}" for j in shown) + f"{over:>13.4f}")
+    if unmeasured:
+        lines.append(f"not measured there (no effort, or 0 as in the first recording): {unmeasured}")
+    if missing:
+        lines.append(f"{len(missing)} joints of the model are not in it")
     return "\n".join(lines)
 
 

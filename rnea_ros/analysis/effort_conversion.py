@@ -30,8 +30,14 @@ MAX_SCALE = 1e6
 class EffortConversion:
     """Per joint (scale, offset); ``apply`` converts an (N, nv) effort array in model order."""
 
-    def __init__(self, terms: dict[str, tuple[float, float]]) -> None:
+    def __init__(self, terms: dict[str, tuple[float, float]], not_measured: tuple[str, ...] = ()) -> None:
         self.terms = dict(terms)
+        self.not_measured = tuple(not_measured)  # joints whose recorded effort is no measurement: NaN
+
+    def without(self, joints: list[str]) -> EffortConversion:
+        """This conversion, the efforts of ``joints`` taken as not measured (NaN): a driver that
+        reports 0 for a joint it has no torque of (TIAGo's wrist)."""
+        return EffortConversion(self.terms, self.not_measured + tuple(joints))
 
     def arrays(self, joint_names: list[str]) -> tuple[np.ndarray, np.ndarray]:
         unknown = [name for name in self.terms if name not in joint_names]
@@ -43,6 +49,7 @@ class EffortConversion:
             raise RecordingError(f"--effort-conversion names joints the model does not have: {said}")
         scale = np.array([self.terms.get(name, (1.0, 0.0))[0] for name in joint_names])
         offset = np.array([self.terms.get(name, (1.0, 0.0))[1] for name in joint_names])
+        scale[[name in self.not_measured for name in joint_names]] = np.nan
         return scale, offset
 
 

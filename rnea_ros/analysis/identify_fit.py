@@ -347,7 +347,8 @@ def _prune(joint: _JointAlone, terms: list[int], reasons: dict) -> float:
         without, k = min(_leaving_out(joint, terms, terms), key=lambda trial: trial[0].rms)
         reasons[k] = (
             f"left out: with it the joint's terms predict held-out samples worse than the URDF "
-            f"({score.rms:.4g} > {urdf.rms:.4g}; {without.rms:.4g} without it)"
+            f"({score.rms:.6g} with it, the URDF's {urdf.rms:.6g}: {score.rms - urdf.rms:.3g} more; "
+            f"{without.rms:.6g} without it)"
         )
         terms.remove(k)
         score = without

@@ -18,6 +18,7 @@ from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.analysis.effort_conversion import EffortConversion
 from rnea_ros.analysis.fast_csv import write_rows
 from rnea_ros.analysis.recording import JointChunk, RecordingError
+from rnea_ros.analysis.replay import GRID_POINTS
 from rnea_ros.analysis.window import WindowChoice, choose_window
 from rnea_ros.dynamics.corrections import CorrectedModel
 from rnea_ros.dynamics.model import RobotModel
@@ -26,6 +27,7 @@ from rnea_ros.dynamics.regressor import link_regressor, links_regressor
 PLOT_POINTS = 20_000
 MIN_SAMPLES = 100  # fewer samples say nothing about a robot's dynamics (a fit of 9 gave nan and a scale of 2.4)
 WINDOW_CHOICE_SAMPLES = 30_000  # the recording's first samples the differentiation window is chosen on
+ZERO_EFFORTS = 0.5  # a joint whose recorded effort is exactly 0 in this fraction of them is not measured
 
 
 class JointFits:
@@ -114,6 +116,8 @@ class Analysis:
     underived: int = 0  # samples whose window had too few neighbours (NaN derivatives)
     out_of_order: int = 0  # samples whose stamp went back in time
     plot: Decimator = field(default_factory=Decimator)
+    # (t, q in the model's joint order) of the whole recording, --start and --end aside: for ``replay``
+    positions: Decimator = field(default_factory=lambda: Decimator(GRID_POINTS // 2))
 
     def unmeasured(self) -> list[str]:
         """The joints with no finite recorded effort (not in the recording, or recorded without one)."""
@@ -257,6 +261,9 @@ def analyze(
             in_order = chunk.t >= latest  # stamps that go back across a chunk boundary are dropped
             analysis.out_of_order += int((~in_order).sum())
             keep = in_order & (chunk.t >= analysed_from - margin) & (chunk.t <= analysed_to + margin)
+            ordered = np.flatnonzero(in_order)
+            kept = to_model_space(_select(chunk, ordered[analysis.positions.rows_to_keep(len(ordered))]), model)
+            analysis.positions.add(np.column_stack([kept.t, kept.q]))
             if in_order.any():
                 latest = chunk.t[in_order][-1]
             if keep.any():
@@ -378,6 +385,26 @@ def leading_samples(
     if not parts:
         raise too_few_samples(0, start, end)
     return _select(_concat(parts), slice(0, limit))
+
+
+def zero_effort_joints(
+    chunks: Iterator[JointChunk], model: RobotModel, *, start: float = 0.0, end: float = math.inf
+) -> list[str]:
+    """The model's joints whose recorded effort is exactly 0 in at least ``ZERO_EFFORTS`` of the leading
+    samples (as ``leading_samples`` reads them, before any conversion): a driver that fills in the
+    effort of a joint it does not measure (TIAGo's wrist: 0 in 88-90 % of its samples, a few
+    thousandths otherwise, at rest as in motion). A measured torque is exactly 0 only as it crosses zero.
+    Only joints that move are judged (a still joint may hold no load), and only beside a joint whose
+    efforts are not mostly 0 (a recording whose efforts are all 0 has none to tell apart)."""
+    samples = leading_samples(chunks, model, start=start, end=end)
+    if len(samples.t) < MIN_SAMPLES:
+        return []
+    mostly_zero = np.mean(samples.effort == 0.0, axis=0) >= ZERO_EFFORTS
+    measured = np.isfinite(samples.effort).any(axis=0) & ~mostly_zero
+    moving = np.ptp(samples.q, axis=0) > 1e-3
+    if not measured.any():
+        return []
+    return [name for name, zero in zip(model.joint_names, mostly_zero & moving, strict=True) if zero]
 
 
 def _delayed(chunk: JointChunk, at: np.ndarray) -> np.ndarray:

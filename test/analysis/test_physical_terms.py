@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 
 import numpy as np
 import pytest
@@ -141,6 +142,10 @@ def test_a_term_that_makes_the_joint_worse_held_out_is_left_out_and_said():
     # worse than the URDF, and they go until they do not
     said = "a viscous: not identifiable (left out: with it the joint's terms predict held-out samples worse than"
     assert said in table, table
+    # the comparison is printed with digits enough to differ, and the difference itself
+    compared = re.search(r"\(([-\d.e+]+) with it, the URDF's ([-\d.e+]+): ([-\d.e+]+) more;", table)
+    assert compared is not None, table
+    assert float(compared[1]) > float(compared[2]) and float(compared[3]) > 0.0, table
     written = identification.corrections().joints.get("a")
     assert written is None or written.viscous == 0.0
 
