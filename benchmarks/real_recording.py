@@ -12,6 +12,14 @@ differentiation window the first identification chose (``--window``). Compared w
 published friction model (``matlab/dyn_model_panda/get_FrictionTorque.m``):
 τ_f = A/(1+exp(−α(q̇+s))) − A/(1+exp(−α·s)) per joint, on the URDF's rigid bodies.
 
+Across recordings: a second real robot, PAL's TIAGo (torso and arm, ~100 Hz, 80 s; recorded by
+FIGAROH's authors, github.com/thanhndv212/figaroh-plus, Apache-2.0, read at run time from a git
+directory of it and never copied: ``rnea_ros/testing/tiago_recording.py``): identified on one half
+(``--identify``) and run on the other half as a second recording (``--validate``), both ways round
+(not ``--inertia``: with the hand's 40 joints in the model it ran over 4 min of CPU under load 30
+without finishing); its efforts are motor currents (``--effort-conversion``), its
+wrist's are not measured.
+
     python benchmarks/real_recording.py [--paper-model <checkout of FrankaEmikaPandaDynModel>]
                                            # writes docs/figures/real_recording.md
 """
@@ -30,6 +38,7 @@ from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.demo.figures import write_table
 from rnea_ros.dynamics.corrections import Corrections, load_corrections, save_corrections
 from rnea_ros.dynamics.model import RobotModel
+from rnea_ros.testing import tiago_recording
 from rnea_ros.testing.panda_paper_model import PaperModel
 from rnea_ros.testing.panda_recording import JOINTS, RECORDING, Recording, panda_urdf, read_recording, rnea_analyze
 
@@ -256,6 +265,51 @@ def gravity_rows(variants: list[Variant]) -> list[list[object]]:
     return rows
 
 
+TIAGO_SPLIT = 40.0  # s: the first and the second half of TIAGo's recording
+
+
+def tiago_rows(folder: Path) -> tuple[list[list[object]], list[str], str]:
+    """TIAGo identified on one half, every model run on the other (``--validate``), both ways round:
+    (rows, the joints measured, what the runs said of the wrist)."""
+    from rnea_ros.testing import tiago_recording as tiago
+
+    recording = tiago.read_recording()
+    urdf_text = tiago.TIAGO_URDF.read_text()
+    urdf = folder / "tiago.urdf"
+    urdf.write_text(urdf_text)
+    conversion = tiago.write_conversion(folder / "tiago_conversion.yaml", urdf_text)
+    halves = {
+        "first half": recording.part(0.0, TIAGO_SPLIT).write_csv(folder / "tiago_first.csv"),
+        "second half": recording.part(TIAGO_SPLIT, np.inf).write_csv(folder / "tiago_second.csv"),
+    }
+    rows, joints, wrist = [], [], ""
+    for (train, csv), (other, validate) in ((a, b) for a in halves.items() for b in halves.items() if a != b):
+        run = rnea_analyze(
+            csv, "--urdf", urdf, "--effort-conversion", conversion, "--identify", "--validate", validate,
+            "--out", folder / f"tiago_{train.split()[0]}", "--no-csv",
+        )  # fmt: skip
+        if run.code != 0:
+            raise RuntimeError(run.output)
+        table = tiago_validation(run.output)
+        joints = list(table["URDF"])[:-1]
+        wrist = next((line for line in run.output.splitlines() if "taken as not measured" in line), wrist)
+        direction = f"trained on the {train}, run on the {other}"
+        for label, model in (("URDF alone", "URDF"), ("URDF + joint terms (--identify)", "files written")):
+            rows.append([direction, label, *(f"{v:.3f}" for v in np.roll(list(table[model].values()), 1))])
+    return rows, joints, wrist
+
+
+def tiago_validation(output: str) -> dict[str, dict[str, float]]:
+    """rnea_analyze's --validate table: model ("URDF", "files written") → joint → RMS, "over joints" last."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("validation on "))
+    names = [*lines[start + 1].split()[1:-2], "over joints"]
+    return {
+        line[:16].strip(): dict(zip(names, map(float, line[16:].split()), strict=True))
+        for line in lines[start + 2 : start + 4]
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recording", type=Path, default=RECORDING, help="folder of the Panda's text files")
@@ -276,8 +330,28 @@ def main() -> None:
         folder = Path(temporary)
         csv = recording.write_csv(folder / "panda.csv")
         variants = [evaluate(folder, csv, recording, hand, split, paper) for hand in (True, False)]
+        tiago = None
+        if tiago_recording.available() is None:
+            tiago = tiago_rows(folder)
+        else:
+            print(f"no cross-recording table: {tiago_recording.available()}", file=sys.stderr)
     command = COMMAND + (" --paper-model <checkout>" if paper else "")
     more = []
+    if tiago is not None:
+        rows, joints, wrist = tiago
+        more.append(
+            (
+                "Across recordings: PAL's TIAGo (FIGAROH's recording, torso lift and arm, ~100 Hz, "
+                f"{TIAGO_SPLIT:.0f} s + 40.2 s), identified on one half and every model run on the other "
+                "(rnea_analyze --identify --validate OTHER, both halves as separate CSV files; "
+                "URDF: example-robot-data's tiago; efforts converted from motor currents by "
+                "rnea_ros/testing/tiago_recording.py's --effort-conversion file). Residual RMS on the other "
+                "half per joint [N·m; N for the torso lift]. The wrist is not measured: "
+                f'rnea_analyze said: "{wrist}".',
+                ["trained / run on", "model", "RMS over joints", *joints],
+                rows,
+            )
+        )
     if paper:
         more.append(
             (
