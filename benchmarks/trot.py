@@ -28,7 +28,7 @@ from rnea_ros import RobotModel
 from rnea_ros.demo.figures import write_table
 from rnea_ros.testing import legged
 from rnea_ros.testing.domain import reserve_domain_id
-from rnea_ros.testing.trot import BASE_OMEGA, SPANS, Legged, run_trot
+from rnea_ros.testing.trot import BASE_OMEGA, GO2_BASE_OMEGA, SPANS, Legged, run_trot
 
 ENV = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
 SECONDS = 10.0
@@ -43,7 +43,8 @@ RUNS = (  # (name, the node's gait parameters, the planner's base feedback [rad/
 # the control: Solo12's without the planner (with it, once fallen, the planner's demands blew
 # MuJoCo's state up at 10.2 s), Go2's with it (without, it falls on the gait already)
 CONTROL = {"Solo12": ("static contacts (control), no base feedback", False, 0.0)}
-CONTROL["Go2"] = ("static contacts (control), base feedback", False, BASE_OMEGA)
+CONTROL["Go2"] = ("static contacts (control), base feedback", False, GO2_BASE_OMEGA)
+BASE = {"Solo12": BASE_OMEGA, "Go2": GO2_BASE_OMEGA}  # the planner's gains, position and rotation
 
 
 def main() -> None:
@@ -60,6 +61,7 @@ def main() -> None:
         trot = make_trot(RobotModel.from_urdf(robot.urdf, floating_base=True), speed=0.1, walk_from=3.0)
         with tempfile.TemporaryDirectory() as folder:
             for k, (name, gait, base) in enumerate([*RUNS, CONTROL[args.robot]]):
+                base = BASE[args.robot] if base else 0.0
                 spans = run_trot(Path(folder), f"trot_{k}", robot, trot, SECONDS, gait, ENV, SPANS, base)
                 for span, score in spans.items():
                     print(score.line())
@@ -90,8 +92,10 @@ def main() -> None:
     note = (
         f"{args.robot} trotting {SECONDS:g} s in lockstep (diagonal pairs, 0.5 s, duty 0.6, feet lifted 5 cm; in "
         "place for 3 s, then forward, 0.1 m/s from 5 s), joint PD at 40 rad/s plus rnea_node's feed-forward (QP, "
-        f"μ 0.8). Base feedback: the planner's desired_base_acceleration, a PD at {BASE_OMEGA:.2f} rad/s (3 Hz) on "
-        "the base's pose and twist plus the reference's acceleration, sent from another process for each state "
+        "μ 0.8). Base feedback: the planner's desired_base_acceleration, a PD at 3 Hz on the base's position "
+        f"({BASE_OMEGA:.2f} rad/s) and {np.atleast_1d(BASE[args.robot])[-1] / (2 * np.pi):g} Hz on its rotation, "
+        "critically damped, on its pose and twist plus the reference's acceleration, sent from another process "
+        "for each state "
         "(the node takes the newest: lockstep is then no longer exactly repeatable), the base scored against its "
         "reference itself; without it, walking, the drift from where the base was at 5 s. Scored in place "
         "(0.5–3 s) and at full speed (5–10 s). Slip: how far a stance foot's contact point slid while the ground "

@@ -46,6 +46,9 @@ SPANS = {"in place": (0.5, 3.0), "walking": (5.0, 10.0)}
 # holds the base at (its Cartesian stiffness on the robot's mass: Solo12 1.0-1.8 Hz on a diagonal
 # pair, Go2 0.6-1.8 Hz) and below the joints' own 6.4 Hz (40 rad/s); 5 Hz made Solo12 rock ±4.8°
 BASE_OMEGA = 2 * np.pi * 3.0
+# Go2's: its rotation at 4 Hz (at 3 Hz it rolled 6.0-6.2° to one side walking, its swing feet 8.6-8.9 mm
+# RMS off their curve; at 4 Hz 1.5° and 3.5 mm)
+GO2_BASE_OMEGA = (BASE_OMEGA, 2 * np.pi * 4.0)
 
 
 @dataclass(frozen=True)
