@@ -456,10 +456,6 @@ class LiveModel:
         live.planned = self.planned if bound.contact_links == self.bound.contact_links else None
         return live
 
-    # read by the FollowJointTrajectory relay (node/action_relay.py) until it reads ``bound`` as the rest does
-    model = property(lambda self: self.bound.model)
-    matcher = property(lambda self: self.bound.matcher)
-
     # --- joint_states ------------------------------------------------------------------------
     def merge_joint_states(
         self, names: Sequence[str], position: np.ndarray, velocity: np.ndarray, stamp: float, state_timeout: float

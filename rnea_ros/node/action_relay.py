@@ -400,7 +400,7 @@ def checked_points(core, request) -> messages.GoalPoints | Result:
     live = core.live
     if live is None:
         return aborted(INVALID_GOAL, "no robot model yet")
-    known = [*live.model.joint_names, *live.matcher.renamed]  # a driver's names too (joint_names map)
+    known = [*live.bound.model.joint_names, *live.bound.matcher.renamed]  # a driver's names too (joint_names map)
     points = messages.read_goal_points(request.trajectory)
     problem = goal_problem(points.content, known)
     return points if problem is None else aborted(*problem)

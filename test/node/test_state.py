@@ -151,9 +151,9 @@ def test_huge_name_lists_are_matched_but_not_kept():
     names = [f"{'x' * 100}{k}" for k in range(2000)]
     for k in range(5):
         assert not state.merge_joint_states(names[k:], np.zeros(2000 - k), np.zeros(2000 - k), 1.0, 0.1)
-    assert len(state.matcher._cache) == 0
+    assert len(state.bound.matcher._cache) == 0
     state.merge_joint_states(NAMES, np.zeros(8), np.zeros(8), 2.0, 0.1)
-    assert len(state.matcher._cache) == 1
+    assert len(state.bound.matcher._cache) == 1
 
 
 def test_outputs_of_one_state_come_all_together_or_not_at_all():
