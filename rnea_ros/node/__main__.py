@@ -14,13 +14,13 @@ def _interrupt(_signum: int, _frame) -> None:
 
 
 def run() -> None:
-    start_phase("python")
-    if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
-        sys.modules["coverage"] = None
-    use_fast_discovery()  # before rclpy creates the participant
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
         signal.signal(signal.SIGTERM, _interrupt)  # as SIGINT does, until main() installs its own
     try:
+        start_phase("python")
+        if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
+            sys.modules["coverage"] = None
+        use_fast_discovery()  # before rclpy creates the participant
         from rnea_ros.node.node import main
     except KeyboardInterrupt:  # as node.exit_interrupted does, before that module is there
         print("rnea_node: interrupted while starting", file=sys.stderr, flush=True)
