@@ -8,9 +8,7 @@ joint_states and base_odometry at 200 Hz run first, on a private ROS_DOMAIN_ID, 
 robot.yaml holds Go2's URDF, floating_base and contact_links on the four feet); the figure is the time
 from its spawn to the subscriber's first gravity_torques. NUMBA_CACHE_DIR is a fresh directory that
 `python -m rnea_ros.compile` fills first (as scripts/setup does): its first start is "after set-up",
-the next ones "warm" (median of --rounds), quiet, then beside two busy processes (`while True: pass`),
-each warm start followed by one on Fast DDS's own discovery defaults (RNEA_DDS_PROFILE=0: without the
-node's discovery profile, plumbing/discovery.py).
+the next ones "warm" (median of --rounds), quiet, then beside two busy processes (`while True: pass`).
 RNEA_START_TRACE makes the node stamp its phases (wall clock and its own CPU time) on stderr; the
 subscriber and the driver stamp when they matched the node's endpoints. --cold: one start on an empty
 cache. --in-process-rounds: also the model's build without ROS, cold, after compile and warm.
@@ -29,7 +27,6 @@ import time
 from pathlib import Path
 
 from rnea_ros.demo.figures import write_table
-from rnea_ros.plumbing.discovery import OPT_OUT
 from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.start_up import FEET, Start, first_answer
 
@@ -147,18 +144,6 @@ def _in_process(cache: str) -> float:
     return float(out.stdout.split()[-1])
 
 
-DEFAULTS = f"Fast DDS's discovery defaults ({OPT_OUT}=0)"
-
-
-def interleaved_starts(robot: Robot, env: dict[str, str], rounds: int) -> tuple[list[Start], list[Start]]:
-    """``rounds`` starts with the node's discovery profile and as many without, taking turns."""
-    ours, defaults = [], []
-    for _ in range(rounds):
-        ours.append(robot.start(env))
-        defaults.append(robot.start({**env, OPT_OUT: "0"}))
-    return ours, defaults
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5, help="warm starts, quiet and busy each")
@@ -184,20 +169,18 @@ def main() -> None:
         print(f"python -m rnea_ros.compile: {compile_all(cache):.0f} s")
         print("after set-up: the first start on that cache")
         table.append(row("after set-up, quiet", [robot.start(env)]))
-        print(f"warm, quiet: {args.rounds} starts, and as many on Fast DDS's discovery defaults, interleaved")
-        quiet, quiet_defaults = interleaved_starts(robot, env, args.rounds)
+        print(f"warm, quiet: {args.rounds} starts")
+        quiet = [robot.start(env) for _ in range(args.rounds)]
         loads.append(os.getloadavg()[0])
         table.append(row("warm, quiet", quiet))
-        table.append(row(f"warm, quiet, {DEFAULTS}", quiet_defaults))
-        print(f"warm, beside {args.busy} busy processes: {args.rounds} starts, and as many on the defaults")
+        print(f"warm, beside {args.busy} busy processes: {args.rounds} starts")
         spinning = _busy(args.busy)
         try:
-            busy, busy_defaults = interleaved_starts(robot, env, args.rounds)
+            busy = [robot.start(env) for _ in range(args.rounds)]
             loads.append(os.getloadavg()[0])
         finally:
             _stop(spinning)
         table.append(row(f"warm, beside {args.busy} busy processes", busy))
-        table.append(row(f"warm, beside {args.busy} busy processes, {DEFAULTS}", busy_defaults))
     header = (
         "start",
         "first answer (median)",

@@ -6,7 +6,6 @@ import signal
 import sys
 
 from rnea_ros.node import start_phase
-from rnea_ros.plumbing.discovery import use_fast_discovery
 
 
 def _interrupt(_signum: int, _frame) -> None:
@@ -20,7 +19,6 @@ def run() -> None:
         start_phase("python")
         if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
             sys.modules["coverage"] = None
-        use_fast_discovery()  # before rclpy creates the participant
         from rnea_ros.node.node import main
     except KeyboardInterrupt:  # as node.exit_interrupted does, before that module is there
         print("rnea_node: interrupted while starting", file=sys.stderr, flush=True)

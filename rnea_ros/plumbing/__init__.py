@@ -2,6 +2,5 @@
 
 ``subscription`` (a topic served by its own thread, outside the executor), ``ros_parameters``
 (declarations with descriptors, from a ``parameter_spec``), ``trajectory_cdr`` (a JointTrajectory
-read from and written to its serialized bytes with numpy; imports no ROS itself), ``discovery``
-(rnea_node's Fast DDS discovery profile, where the user chose none).
+read from and written to its serialized bytes with numpy; imports no ROS itself).
 """
