@@ -109,6 +109,7 @@ def test_wrench_jacobian_transpose_is_pinocchios_frame_jacobian(path, floating, 
         ("anymal_b_simple_description/robots/anymal.urdf", ["LF_FOOT", "RH_FOOT", "imu_link"], (3, 6, 3)),
     ],
 )
+@pytest.mark.slow  # the first case compiles the contact kernels in a fresh clone's cache: 11.1 s of CPU in a CI run
 def test_with_contact_terms_is_pinocchios_rnea_gravity_and_frame_jacobian(path, links, components):
     """The node's one-call (τ, g, Jᵀ) at random states with a measured wrench: Pinocchio's rnea,
     generalized gravity and LOCAL frame Jacobians (their first ``components`` columns per link)."""

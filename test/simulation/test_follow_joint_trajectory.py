@@ -150,9 +150,10 @@ def test_a_canceled_goal_ends_canceled_and_the_arm_holds_where_it_was(client):
     client.spin_until(lambda: False, 0.5)  # let the hold settle
     held = client.positions(JOINTS)
     client.spin_until(lambda: False, 1.0)
-    # a hold: under 1 mrad in a quiet run, 1.001 mrad once in CI beside other work; an arm that drops
-    # after the cancel moves 12-165 mrad in that second (issue 44)
-    assert np.max(np.abs(client.positions(JOINTS) - held)) < 5e-3
+    # a hold: under 1 mrad in a quiet run, 1.001 mrad once in CI beside other work, 9.9 mrad with two CI
+    # runs side by side on 2 cores; an arm that drops after the cancel moves 12-165 mrad in that second
+    # (issue 44; test/node/test_cancel_hold.py holds soft gains and a payload)
+    assert np.max(np.abs(client.positions(JOINTS) - held)) < 11e-3
 
 
 def test_a_new_goal_preempts_the_active_one(client):
