@@ -45,7 +45,7 @@ from rnea_ros.controller.state import InvalidMessageError
 from rnea_ros.controller.trajectory_feedforward import answer_threads
 from rnea_ros.motion.trajectory import FIELDS, Trajectory
 from rnea_ros.node import messages
-from rnea_ros.plumbing.actions import LockedActionClient, deep_queue, finish, mark_executing
+from rnea_ros.plumbing.actions import GoalClient, deep_queue, finish, mark_executing
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage
 
 INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
@@ -152,7 +152,7 @@ class ActionRelay:
         self.controller_action = controller_action
         self.where = f"the controller's action '{controller_action}'"
         self.logger = node.get_logger()
-        self.client = LockedActionClient(
+        self.client = GoalClient(
             node, FollowJointTrajectory, controller_action, callback_group=ReentrantCallbackGroup()
         )
         services = deep_queue(REQUEST_DEPTH)
