@@ -20,15 +20,17 @@ Every goal ends, and its end is true (``docs/moveit.md`` has the table):
   from its measured state and holds it with the efforts that hold it there (gravity, payload,
   corrections; ``stop_goal``): the JTC's own cancel holds with effort 0 and an arm on soft gains sags.
 
-Nothing here blocks the node's executor: its callbacks only hand events to the relay's own thread,
-which does the work (efforts, sending, deadlines) and owns every goal's state. A goal stays ACCEPTED
-until the JTC accepts it, then EXECUTING; its end is stated by an execute callback scheduled once
-the end is known (``plumbing.actions.finish``).
+The relay has a node of its own (hidden: ``_<node>_action_relay``, no parameters, no rosout; the
+node's names, resolved by the node) spun by a single-threaded executor on its own thread, as tf2_ros's
+listener has: goals, the JTC's answers and the deadlines are handled there one at a time, in the order
+they come, so the relay's state needs no lock, a goal's work is done in the callback that receives it
+(no hand-off between threads), and neither the node's executor nor its inputs wait on a goal. A goal
+stays ACCEPTED until the JTC accepts it, then EXECUTING; its end is stated by an execute callback
+scheduled once the end is known (``plumbing.actions.finish``).
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,7 +40,8 @@ import numpy as np
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
 from std_msgs.msg import Header
 
 from rnea_ros.controller.state import InvalidMessageError
@@ -52,6 +55,7 @@ INVALID_GOAL = FollowJointTrajectory.Result.INVALID_GOAL
 INVALID_JOINTS = FollowJointTrajectory.Result.INVALID_JOINTS
 PREEMPTED = "Current goal preempted by new incoming action."  # the JTC's words
 TICK = 0.02  # s between the relay's looks at its deadlines
+SPIN_WAIT = 0.5  # s the relay's thread waits at most for work before it looks whether to stop
 FORWARD_TIME_WINDOW = 1000  # goals in the forwarding time's p50/p99
 REQUEST_DEPTH = 1000  # goal, cancel and result requests the action's services keep (rclpy's default: 10)
 HOLD_AFTER = 0.2  # s: its last, at rest where a constant deceleration stops the arm
@@ -127,8 +131,7 @@ class Figures:
 
 @dataclass
 class _Goal:
-    """A client's goal and, once sent, its goal on the JTC. Changed on the relay's thread only, but
-    ``heard`` and ``actual`` (the feedback's, written by the executor)."""
+    """A client's goal and, once sent, its goal on the JTC. Changed on the relay's thread only."""
 
     handle: object
     arrived: float  # perf_counter
@@ -152,19 +155,24 @@ class ActionRelay:
         self.controller_action = controller_action
         self.where = f"the controller's action '{controller_action}'"
         self.logger = node.get_logger()
-        self.client = GoalClient(
-            node, FollowJointTrajectory, controller_action, callback_group=ReentrantCallbackGroup()
+        self.relay_node = Node(
+            f"_{node.get_name()}_action_relay",
+            namespace=node.get_namespace(),
+            context=node.context,
+            use_global_arguments=False,  # its names come resolved (remapped) by the node
+            start_parameter_services=False,
+            enable_rosout=False,  # it logs through the node's logger
         )
+        self.client = GoalClient(self.relay_node, FollowJointTrajectory, node.resolve_topic_name(controller_action))
         services = deep_queue(REQUEST_DEPTH)
         self.server = ActionServer(
-            node,
+            self.relay_node,
             FollowJointTrajectory,
-            name,
+            node.resolve_topic_name(name),
             execute_callback=lambda handle: handle.abort() or Result(),  # never called: see finish()
             goal_callback=lambda _goal: GoalResponse.ACCEPT,
-            handle_accepted_callback=lambda handle: self._post(self._arrive, handle, time.perf_counter()),
+            handle_accepted_callback=lambda handle: self._arrive(handle, time.perf_counter()),
             cancel_callback=self._on_cancel,
-            callback_group=ReentrantCallbackGroup(),
             goal_service_qos_profile=services,
             result_service_qos_profile=services,
             cancel_service_qos_profile=services,
@@ -177,44 +185,41 @@ class ActionRelay:
         self.last_sent = 0  # sent_number of the newest goal sent to the JTC (holds included)
         self.figures = Figures()
         self._warned: dict[str, float] = {}  # kind of warning → when it was last logged (monotonic)
-        self._events: queue.SimpleQueue = queue.SimpleQueue()
+        self._deadlines = self.relay_node.create_timer(TICK, self._check_deadlines)
+        self._deadlines.cancel()  # running only while a goal is not ended
+        self.executor = SingleThreadedExecutor(context=node.context)
+        self.executor.add_node(self.relay_node)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="action relay", daemon=True)
+        self._thread = threading.Thread(target=self._spin, name="action relay", daemon=True)
         self._thread.start()
 
     def destroy(self) -> None:
         self._stop.set()
-        self._events.put(None)
+        self.executor.wake()
         self._thread.join(timeout=2.0)
+        self.executor.shutdown(timeout_sec=1.0)
         self.server.destroy()
         self.client.destroy()
+        self.relay_node.destroy_node()
 
     # --- the relay's thread ----------------------------------------------------------------------
-    def _post(self, function, *args) -> None:
-        """``function(*args)`` on the relay's thread (from any thread)."""
-        self._events.put((function, args))
-
-    def _run(self) -> None:
-        next_tick = time.monotonic() + TICK
+    def _spin(self) -> None:
         while not self._stop.is_set() and self.node.context.ok():
-            busy = bool(self.goals) or self.pending is not None  # no goal: asleep until one comes
             try:
-                event = self._events.get(timeout=max(0.0, next_tick - time.monotonic()) if busy else None)
-            except queue.Empty:
-                event = ()
-            if event is None:
-                return
-            try:
-                if event:
-                    function, args = event
-                    function(*args)
-                if time.monotonic() >= next_tick:
-                    next_tick = time.monotonic() + TICK
-                    self._check_deadlines()
+                self.executor.spin_once(timeout_sec=SPIN_WAIT)
             except Exception as error:  # one goal's fault never stops the relay
-                if not self.node.context.ok():
+                if self._stop.is_set() or not self.node.context.ok():
                     return  # shutting down: rclpy refuses everything now, and that is no fault
                 self.logger.error(f"follow_joint_trajectory relay: {type(error).__name__}: {error}")
+
+    def _later(self, function, *args) -> None:
+        """``function(*args)`` on the relay's thread once the callback running now has returned."""
+        self.executor.create_task(function, *args)
+
+    def _busy(self) -> None:
+        """A goal is not ended: its deadlines are looked at every TICK."""
+        if self._deadlines.is_canceled():
+            self._deadlines.reset()
 
     # --- a goal's way ----------------------------------------------------------------------------
     def _arrive(self, handle, arrived: float) -> None:
@@ -222,6 +227,7 @@ class ActionRelay:
         that passes replaces the goal waiting to be sent (preempted, as the JTC would)."""
         goal = _Goal(handle, arrived, next(self._numbers))
         self.goals[bytes(handle.goal_id.uuid)] = goal
+        self._busy()
         checked = self._checked(handle.request)
         if isinstance(checked, Result):
             self._end(goal, "abort", checked)
@@ -250,7 +256,7 @@ class ActionRelay:
         self.last_sent, self.in_flight = goal.sent_number, goal
         self.figures.forwarded(time.perf_counter() - goal.arrived)
         _drop_points(forwarded, goal.handle.request)
-        sent.add_done_callback(lambda future: self._post(self._on_acceptance, goal, future))
+        sent.add_done_callback(lambda future: self._on_acceptance(goal, future))
 
     def _checked(self, request) -> messages.GoalPoints | Result:
         return checked_points(self.core, request)
@@ -260,7 +266,7 @@ class ActionRelay:
 
     # --- the JTC's answers (posted by the executor's callbacks) ----------------------------------
     def _on_feedback(self, goal: _Goal, msg) -> None:
-        """On the executor's thread: relayed at once (not after the client was told the goal ended)."""
+        """Relayed at once (not after the client was told the goal ended)."""
         if goal.ended:
             return
         goal.heard = time.monotonic()
@@ -272,14 +278,14 @@ class ActionRelay:
     def _on_acceptance(self, goal: _Goal, future) -> None:
         if self.in_flight is goal:
             self.in_flight = None
-            self._post(self._forward_next)  # after this answer is handled
+            self._later(self._forward_next)  # after this answer is handled
         downstream = future.result()
         if not downstream.accepted:
             if not goal.ended:
                 self._end(goal, "abort", aborted(INVALID_GOAL, f"rejected by {self.where} (its log says why)"))
             return
         goal.downstream, goal.heard = downstream, time.monotonic()
-        downstream.get_result_async().add_done_callback(lambda result: self._post(self._on_result, goal, result))
+        downstream.get_result_async().add_done_callback(lambda result: self._on_result(goal, result))
         if goal.ended:  # the client was told it ended: the JTC must not run it
             self.figures.counts["late acceptances cancelled"] += 1
             late = time.monotonic() - goal.sent
@@ -308,7 +314,7 @@ class ActionRelay:
 
     # --- cancels ---------------------------------------------------------------------------------
     def _on_cancel(self, handle) -> CancelResponse:
-        self._post(self._cancel, bytes(handle.goal_id.uuid))
+        self._later(self._cancel, bytes(handle.goal_id.uuid))  # once rclpy has marked it CANCELING
         return CancelResponse.ACCEPT
 
     def _cancel(self, key: bytes) -> None:
@@ -358,6 +364,8 @@ class ActionRelay:
             elif goal.downstream is not None and now - goal.heard > self.timeout:
                 self._silent(goal, ready, now - goal.heard)
         self._forward_next()
+        if not self.goals and self.pending is None:
+            self._deadlines.cancel()
 
     def _silent(self, goal: _Goal, ready: bool, silence: float) -> None:
         """The JTC sent neither feedback nor a result for the timeout: its goal is cancelled, ours aborted."""
