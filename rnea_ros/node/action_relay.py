@@ -228,7 +228,7 @@ class ActionRelay:
         goal = _Goal(handle, arrived, next(self._numbers))
         self.goals[bytes(handle.goal_id.uuid)] = goal
         self._busy()
-        checked = self._checked(handle.request)
+        checked = checked_points(self.core, handle.request)
         if isinstance(checked, Result):
             self._end(goal, "abort", checked)
             return
@@ -245,7 +245,7 @@ class ActionRelay:
         if goal is None or self.in_flight is not None or not self.client.server_is_ready():
             return
         self.pending = None
-        forwarded = self._with_efforts(goal.handle.request, goal.points)
+        forwarded = with_efforts(self.core, goal.handle.request, goal.points)
         goal.points = None
         if isinstance(forwarded, Result):
             self._end(goal, "abort", forwarded)
@@ -257,12 +257,6 @@ class ActionRelay:
         self.figures.forwarded(time.perf_counter() - goal.arrived)
         _drop_points(forwarded, goal.handle.request)
         sent.add_done_callback(lambda future: self._on_acceptance(goal, future))
-
-    def _checked(self, request) -> messages.GoalPoints | Result:
-        return checked_points(self.core, request)
-
-    def _with_efforts(self, request, points: messages.GoalPoints | None = None) -> FollowJointTrajectory.Goal | Result:
-        return with_efforts(self.core, request, points)
 
     # --- the JTC's answers (posted by the executor's callbacks) ----------------------------------
     def _on_feedback(self, goal: _Goal, msg) -> None:

@@ -16,6 +16,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from rnea_ros.demo.closed_loop import trajectory_message
+from rnea_ros.plumbing.actions import GoalClient
 from rnea_ros.testing.ros_harness import spin_until
 
 RESEND_AFTER = 5.0  # s without an answer to a goal before it is sent again (see TrajectoryClient.send)
@@ -62,11 +63,17 @@ class Sent:
 class TrajectoryClient:
     """An action client on ``action`` and a joint_states reader, in one test node."""
 
-    def __init__(self, name: str, action: str, joint_states: str | None = None, node: Node | None = None) -> None:
-        """``node``: another client's (one node to spin for both), else a new node ``name``."""
+    def __init__(
+        self, name: str, action: str, joint_states: str | None = None, node: Node | None = None, status: bool = True
+    ) -> None:
+        """``node``: another client's (one node to spin for both), else a new node ``name``. ``status``
+        False: the relay's GoalClient, which takes no status arrays (``Sent.handle`` has no status)."""
         self.owns_node = node is None
         self.node = node or Node(name)
-        self.client = ActionClient(self.node, FollowJointTrajectory, action)
+        if status:
+            self.client = ActionClient(self.node, FollowJointTrajectory, action)
+        else:
+            self.client = GoalClient(self.node, FollowJointTrajectory, action)
         self.states: list[JointState] = []
         if joint_states:
             self.node.create_subscription(JointState, joint_states, self.states.append, 100)
@@ -87,7 +94,10 @@ class TrajectoryClient:
         issue 842, open on Jazzy: "failed to send response (timeout): client will not receive
         response"), which a loaded machine makes likely on a goal sent just after discovery. The lost
         goal still runs on the server: the new one preempts it, as a planner's retry would."""
-        assert self.client.wait_for_server(timeout_sec=timeout), "no action server"
+        if isinstance(self.client, ActionClient):
+            assert self.client.wait_for_server(timeout_sec=timeout), "no action server"
+        else:
+            assert self.spin_until(self.client.server_is_ready, timeout), "no action server"
         sent = Sent()
         deadline = time.monotonic() + timeout
         while True:

@@ -22,7 +22,7 @@ from rnea_ros.demo.demo import START
 from rnea_ros.motion.multisine import fast_multisine
 from rnea_ros.motion.trajectory import Trajectory
 from rnea_ros.node import messages
-from rnea_ros.node.action_relay import ActionRelay
+from rnea_ros.node.action_relay import with_efforts
 from rnea_ros.plumbing.trajectory_cdr import write_joint_trajectory
 from rnea_ros.testing.action_client import goal
 from rnea_ros.testing.reference import ARM_URDF
@@ -35,14 +35,12 @@ Result = FollowJointTrajectory.Result
 
 
 @functools.cache
-def relay(resampling: float) -> ActionRelay:
+def core_of(resampling: float) -> RneaCore:
     """The relay's computation on the example arm (no node, no action server)."""
     settings = Settings(trajectory_resampling=resampling)
     core = RneaCore(settings)
     core.load(build_live_model(ARM_URDF, settings))
-    computation = ActionRelay.__new__(ActionRelay)
-    computation.core = core
-    return computation
+    return core
 
 
 def planner_goal(spacing: float, seconds: float, given: tuple[str, ...] = FIELDS[:3]) -> FollowJointTrajectory.Goal:
@@ -76,7 +74,7 @@ def forwarded_the_old_way(resampling: float, sent: FollowJointTrajectory.Goal) -
         return np.array(rows) if rows[0] else None
 
     blocks = [block(field) for field in FIELDS[:3]]
-    answer = relay(resampling).core.trajectory(Trajectory(list(sent.trajectory.joint_names), times, *blocks))
+    answer = core_of(resampling).trajectory(Trajectory(list(sent.trajectory.joint_names), times, *blocks))
     new_points = []
     for k, seconds in enumerate(answer.times):
         sec, nanosec = divmod(round(seconds * 1e9), 1_000_000_000)
@@ -107,7 +105,7 @@ def test_a_goal_needing_no_resampling_is_forwarded_in_its_own_points_with_the_sa
     sent, copy = planner_goal(0.01, 3.0, given), planner_goal(0.01, 3.0, given)
     reference = forwarded_the_old_way(0.01, copy)
     own_points = list(sent.trajectory.points)
-    forwarded = relay(0.01)._with_efforts(sent)
+    forwarded = with_efforts(core_of(0.01), sent)
     assert isinstance(forwarded, FollowJointTrajectory.Goal), forwarded
     assert len(forwarded.trajectory.points) == len(own_points) == 301
     assert all(a is b for a, b in zip(forwarded.trajectory.points, own_points, strict=True))
@@ -123,7 +121,7 @@ def test_a_goal_needing_no_resampling_is_forwarded_in_its_own_points_with_the_sa
 @pytest.mark.parametrize("given", [FIELDS[:3], FIELDS[:2], FIELDS[:1]], ids=["quintic", "cubic", "linear"])
 def test_a_goal_needing_resampling_is_forwarded_with_the_same_bits(given):
     sent, copy = planner_goal(0.1, 3.0, given), planner_goal(0.1, 3.0, given)
-    forwarded = relay(0.01)._with_efforts(sent)
+    forwarded = with_efforts(core_of(0.01), sent)
     assert isinstance(forwarded, FollowJointTrajectory.Goal), forwarded
     assert len(forwarded.trajectory.points) == 301  # 31 points, 9 added between each two
     assert_same_bits(forwarded, forwarded_the_old_way(0.01, copy))
@@ -136,7 +134,7 @@ def test_times_the_forwarded_goal_writes_differently_are_replaced():
     sent.trajectory.points[-1].time_from_start = Duration(sec=1, nanosec=1_010_000_000)
     sent = arrived(sent)
     copy = arrived(sent)
-    forwarded = relay(0.0)._with_efforts(sent)
+    forwarded = with_efforts(core_of(0.0), sent)
     assert isinstance(forwarded, FollowJointTrajectory.Goal), forwarded
     assert forwarded.trajectory.points[-1].time_from_start == Duration(sec=2, nanosec=10_000_000)
     assert_same_bits(forwarded, forwarded_the_old_way(0.0, copy))
@@ -148,7 +146,7 @@ def test_efforts_the_planner_gave_are_replaced_by_the_relays():
         point.effort = [1.0] * len(JOINTS)
     sent = arrived(sent)
     reference = forwarded_the_old_way(0.01, arrived(sent))
-    forwarded = relay(0.01)._with_efforts(sent)
+    forwarded = with_efforts(core_of(0.01), sent)
     assert_same_bits(forwarded, reference)
     assert forwarded.trajectory.points[50].effort[1] != 1.0
 
@@ -226,7 +224,7 @@ REFUSALS = {
 @pytest.mark.parametrize("fault", REFUSALS)
 def test_a_bad_goal_is_refused_with_its_error_code_and_reason(fault):
     sent, code, reason = REFUSALS[fault]
-    refused = relay(0.01)._with_efforts(sent)
+    refused = with_efforts(core_of(0.01), sent)
     assert isinstance(refused, Result)
     assert (refused.error_code, refused.error_string) == (code, reason)
 
@@ -235,7 +233,7 @@ def test_a_goal_of_too_many_points_is_refused_as_before():
     n = 100_001
     data = write_joint_trajectory((0, 0), "", JOINTS, np.arange(n) * 1e-3, {"positions": np.zeros((n, 8))})
     sent = FollowJointTrajectory.Goal(trajectory=deserialize_message(data, JointTrajectory))
-    refused = relay(0.01)._with_efforts(sent)
+    refused = with_efforts(core_of(0.01), sent)
     assert isinstance(refused, Result)
     assert (refused.error_code, refused.error_string) == (
         Result.INVALID_GOAL,
