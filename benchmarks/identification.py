@@ -25,6 +25,7 @@ from rnea_ros.analysis.excitation import ConditionNumber, design
 from rnea_ros.analysis.identify import Identification
 from rnea_ros.analysis.link_inertia import corrected_urdf, link_contexts, urdf_link_inertials
 from rnea_ros.demo.figures import write_table
+from rnea_ros.dynamics.corrections import with_corrections
 from rnea_ros.dynamics.payload import consistency_problems
 from rnea_ros.dynamics.regressor import links_regressor
 from rnea_ros.testing.arm_in_mujoco import ARM, LOWER, START, TRUTH, UPPER, exciting, gravity_errors, simulate
@@ -55,13 +56,13 @@ def one_robot(seed: int, designed: bool, versus: list, soft: bool = False) -> li
     for rows in np.array_split(np.arange(len(q)), int(seconds)):
         state = q[rows], qd[rows], qdd[rows]
         regressor = links_regressor(wrong, list(links), *state)
-        identification.add(applied[rows], wrong.with_corrections(None).inverse_dynamics(*state), *state[1:], regressor)
+        identification.add(applied[rows], with_corrections(wrong, None).inverse_dynamics(*state), *state[1:], regressor)
     result = identification.links_result()
     fixed_urdf = corrected_urdf(wrong_urdf, result.inertials())
-    fixed = RobotModel.from_urdf(fixed_urdf).with_corrections(identification.corrections())
+    fixed = with_corrections(RobotModel.from_urdf(fixed_urdf), identification.corrections())
     wall = time.perf_counter() - started
     q, qd, qdd, applied = simulate(HELD_OUT, 15.0, wrong, soft_friction=soft)
-    before = np.sqrt(np.mean((applied - wrong.with_corrections(None).inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
+    before = np.sqrt(np.mean((applied - with_corrections(wrong, None).inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
     after = np.sqrt(np.mean((applied - fixed.inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
     ratio = before[:7] / after[:7]
     if designed:
@@ -151,7 +152,7 @@ def real_time(seeds: list[int]) -> Path:
 
 def friction_shape() -> list[list[object]]:
     q, qd, qdd, applied = simulate(HAND_MADE, 30.0, soft_friction=True)
-    model = ARM.with_corrections(None, urdf_dynamics=False)
+    model = with_corrections(ARM, None, urdf_dynamics=False)
     rows = []
     for label, width in (("width fixed 0.01 rad/s, no lead", 0.01), ("chosen on held-out samples (default)", None)):
         identification = Identification(ARM.joint_names, width)

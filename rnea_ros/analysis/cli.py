@@ -96,6 +96,7 @@ from rnea_ros.dynamics.corrections import (
     load_corrections,
     save_corrections,
 )
+from rnea_ros.dynamics.corrections import with_corrections as corrected_model
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.urdf import ModelError
 
@@ -154,10 +155,10 @@ def with_corrections(
 ) -> CorrectedModel:
     """The model with its URDF's joint dynamics and a corrections file applied, as rnea_node applies them."""
     if path is None:
-        return model.with_corrections(None, urdf_dynamics)
+        return corrected_model(model, None, urdf_dynamics)
     if identify:
         raise RecordingError("--identify fits the URDF's model alone: leave --corrections out")
-    return model.with_corrections(load_corrections(path), urdf_dynamics)
+    return corrected_model(model, load_corrections(path), urdf_dynamics)
 
 
 def window_argument(text: str) -> float:
@@ -368,11 +369,11 @@ def validation(args, urdf_model: CorrectedModel, identification, description: st
     """Every model's residual RMS per joint on the --validate recording (the same window, delay and
     conversion): the URDF alone, and the files written (the corrected URDF with --inertia)."""
     corrections = identification.corrections()
-    written = urdf_model.model.with_corrections(corrections, urdf_model.urdf_dynamics)
+    written = corrected_model(urdf_model.model, corrections, urdf_model.urdf_dynamics)
     if args.inertia and identification.links_result().written:
         inertials = identification.links_result().inertials()
         corrected = RobotModel.from_urdf(corrected_urdf(description, inertials), gravity=args.gravity)
-        written = corrected.with_corrections(corrections, urdf_model.urdf_dynamics)
+        written = corrected_model(corrected, corrections, urdf_model.urdf_dynamics)
     models = {"URDF": urdf_model, "files written": written}
     rms, unmeasured, missing = {}, [], []
     for label, model in models.items():

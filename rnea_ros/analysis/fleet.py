@@ -18,6 +18,7 @@ import numpy as np
 from rnea_ros.analysis.identify import FEATURES, Identification
 from rnea_ros.analysis.pipeline import analyze, chosen_window
 from rnea_ros.analysis.recording import DEFAULT_CHUNK, open_recording
+from rnea_ros.dynamics.corrections import with_corrections
 from rnea_ros.dynamics.model import RobotModel
 
 DRIFT_RATIO = 1.5  # a recording's value this far from the fleet's median (×, or ÷) is flagged
@@ -53,7 +54,7 @@ def analyze_recording(task: RecordingTask) -> RecordingResult:
     """One recording, start to end, in the worker that runs it (no files written)."""
     model = RobotModel.from_urdf(task.description, gravity=task.gravity)
     identification = Identification(model.joint_names, task.coulomb_width, task.payload_link)
-    corrected = model.with_corrections(None, task.urdf_dynamics)
+    corrected = with_corrections(model, None, task.urdf_dynamics)
     window = task.window
     if window is None:
         leading = open_recording(Path(task.path), task.topic, task.chunk)

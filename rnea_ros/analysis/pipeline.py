@@ -20,7 +20,7 @@ from rnea_ros.analysis.fast_csv import write_rows
 from rnea_ros.analysis.recording import JointChunk, RecordingError
 from rnea_ros.analysis.replay import GRID_POINTS
 from rnea_ros.analysis.window import WindowChoice, choose_window
-from rnea_ros.dynamics.corrections import CorrectedModel
+from rnea_ros.dynamics.corrections import CorrectedModel, with_corrections
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.regressor import link_regressor, links_regressor
 
@@ -228,7 +228,7 @@ def analyze(
     effort_conversion: EffortConversion | None = None,
 ) -> Analysis:
     """Runs the whole pipeline over ``chunks``; writes sample rows to ``csv_file`` when given.
-    The model's torques are those of ``RobotModel.with_corrections`` (as rnea_node computes them; a
+    The model's torques are those of ``corrections.with_corrections`` (as rnea_node computes them; a
     bare model: rigid bodies only, the URDF's joint damping and friction left out); ``model`` may be
     such a ``CorrectedModel`` itself (a corrections file applied, or the URDF's joint dynamics added).
     ``effort_delay``: the effort in a message was applied that long before its stamp (ros2_control
@@ -236,7 +236,7 @@ def analyze(
     paired with the effort recorded at t + effort_delay (interpolated). Only the samples from
     ``start`` to ``end`` seconds after the first one are analysed (e.g. not while brakes hold).
     ``effort_conversion`` turns recorded efforts (motor side, currents) into the model's units."""
-    corrected = model if isinstance(model, CorrectedModel) else model.with_corrections(None, urdf_dynamics=False)
+    corrected = model if isinstance(model, CorrectedModel) else with_corrections(model, None, urdf_dynamics=False)
     model = corrected.model
     analysis = Analysis(list(model.joint_names), JointFits(model.nv), measured_samples=np.zeros(model.nv, np.int64))
     first = next(chunks, None)

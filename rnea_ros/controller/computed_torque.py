@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rnea_ros.controller.law import CommandLaw, LawInputs, check_length, per_joint
+from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics.corrections import CorrectedModel
 
 # a gap between two joint_states longer than this (or a stamp that goes back) adds nothing to the integral
@@ -65,7 +66,8 @@ class ComputedTorque(CommandLaw):
     def source(self, inputs: LawInputs, tau: np.ndarray, held: np.ndarray, stamp: float) -> np.ndarray:
         q, qd = inputs.q_measured, inputs.qd_measured
         qdd = self.acceleration(inputs, stamp)
-        return self.corrected.joint_torques(qd, qdd, self.model.inverse_dynamics(q, qd, qdd, inputs.wrenches))
+        tau = algorithms.inverse_dynamics(self.model, self.data, q, qd, qdd, inputs.wrenches)
+        return self.corrected.joint_torques(qd, qdd, tau)
 
     def acceleration(self, inputs: LawInputs, stamp: float) -> np.ndarray:
         """q̈_d + Kp e + Kd ė [+ Ki ∫e]: the joints the desired point does not name get q̈_d alone

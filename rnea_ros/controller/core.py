@@ -24,7 +24,7 @@ from rnea_ros.controller.settings import Settings
 from rnea_ros.controller.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.controller.torques import Outputs, compile_kernels, compute_outputs
 from rnea_ros.controller.trajectory_feedforward import FeedforwardTrajectory, StandingOn, with_efforts
-from rnea_ros.dynamics.corrections import Corrections, CorrectionsError, load_corrections
+from rnea_ros.dynamics.corrections import Corrections, CorrectionsError, load_corrections, with_corrections
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.motion.trajectory import Trajectory
 
@@ -45,7 +45,7 @@ def build_live_model(description: str, settings: Settings) -> LiveModel:
     )
     if not model.joint_names:
         raise ValueError(NO_MOVABLE_JOINT)
-    corrected = model.with_corrections(None, urdf_dynamics=settings.urdf_joint_dynamics)
+    corrected = with_corrections(model, None, urdf_dynamics=settings.urdf_joint_dynamics)
     renamed = settings.joint_name_map()
     live = LiveModel.build(corrected, settings.command_joints, settings.contact_links, description, renamed)
     compile_kernels()

@@ -5,7 +5,8 @@ A law makes the source of ``effort_commands`` at one state, in model order; the 
 put it in ``command_joints`` order, clip it to the URDF's effort limits and count the clips, the
 same for every law. A law reads its own parameters from the settings (``params``: the generated
 ``Settings``, or any object with the same attributes) and is built once per bound model and set
-of those parameters; it may keep a state (an integral) between the states it is asked for.
+of those parameters; it may keep a state (an integral) between the states it is asked for. A law
+is the joint_states thread's: what it computes writes its own data (``data``, Pinocchio's Data).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class CommandLaw:
     def __init__(self, corrected: CorrectedModel, command_rows: np.ndarray, params: object) -> None:
         self.corrected = corrected
         self.model = corrected.model  # the payload merged in
+        self.data = self.model.create_data()  # what its kernels write: a law is one thread's
         self.n = self.model.nv - (6 if self.model.floating_base else 0)  # the joints' rows
 
     @classmethod

@@ -22,6 +22,7 @@ import numpy as np
 from rnea_ros.controller.law import CommandLaw
 from rnea_ros.controller.laws import LAWS
 from rnea_ros.controller.settings import ContactQP, Settings
+from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics.contact_distribution import KINDS, ContactDistribution, contact_distribution
 from rnea_ros.dynamics.contact_forces import Contact
 from rnea_ros.dynamics.contact_schedule import (
@@ -32,7 +33,7 @@ from rnea_ros.dynamics.contact_schedule import (
     stance_weights,
 )
 from rnea_ros.dynamics.contacts import ContactLinks
-from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
+from rnea_ros.dynamics.corrections import CorrectedModel, Corrections, with_corrections
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState, ImuReading, base_state_from_imu
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.scheduled_contacts import ScheduledContacts
@@ -230,7 +231,7 @@ class BoundModel:
         """ConfigurationError when the joints or links are not the model's; ValueError when the
         model cannot give finite torques. ``renamed``: joint_names, {driver name: model name}."""
         if isinstance(corrected, RobotModel):
-            corrected = corrected.with_corrections(None)  # with the URDF's joint dynamics
+            corrected = with_corrections(corrected, None)  # rigid bodies only: no joint terms
         model = corrected.model
         index = {name: k for k, name in enumerate(model.joint_names)}
         matcher = NameMatcher(index, _checked_renames(renamed or {}, model.joint_names))
@@ -291,7 +292,7 @@ class BoundModel:
         their kernels and caches the contact Jacobian's unit wrenches before any message."""
         q0 = self.model.neutral_configuration()
         zero = np.zeros(self.model.nv)
-        self.model.inverse_dynamics(q0, zero, zero)
+        algorithms.inverse_dynamics(self.model, self.model.create_data(), q0, zero, zero)  # on the loader's thread
         if self.contacts is not None:
             links = self.contacts.links
             for kind in KINDS:
@@ -440,6 +441,8 @@ class LiveModel:
         self.base_acceleration: tuple[np.ndarray, float] | None = None  # (classical [a, α], received)
         self.planned: ContactSchedule | None = None  # a planner's contact_schedule (None: the gait parameters)
         self.settings_cache = SettingsCache(bound)  # what the settings make of this model
+        # What the joint_states thread's computation writes (``torques``): its own, as each thread has one
+        self.data = model.create_data()
 
     @classmethod
     def build(cls, model: RobotModel | CorrectedModel, *args: Sequence[str] | str, **kwargs) -> LiveModel:

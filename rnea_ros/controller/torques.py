@@ -13,6 +13,7 @@ limits: the source is the command law's (``command_source``, one class each in
 a fresh desired state), the holding torques at the measured state (gravity and the measured
 wrenches, ``holding_torques``), nothing, or computed torque; the torque-space feedback
 acts only while a fresh desired point gives positions and velocities, on the joints it names.
+Every kernel writes the joint_states thread's own data (``live.data``; ``dynamics.algorithms``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from numba import njit
 from rnea_ros.controller.law import CommandLaw
 from rnea_ros.controller.settings import Settings
 from rnea_ros.controller.state import Inputs, LiveModel
+from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
 
 _NO_BASE_ACCELERATION = np.zeros(BASE_DOFS)
@@ -60,9 +62,9 @@ def compute_outputs(live: LiveModel, inputs: Inputs, settings: Settings | None =
     """Inverse dynamics and gravity torques at ``inputs``; None when a floating base has no fresh state."""
     settings = settings or Settings()
     if not live.floating:
-        model = live.bound.model
-        tau = model.inverse_dynamics(inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
-        gravity = model.gravity_torques(inputs.q)
+        model, data = live.bound.model, live.data
+        tau = algorithms.inverse_dynamics(model, data, inputs.q, inputs.qd, inputs.qdd, inputs.wrenches)
+        gravity = algorithms.gravity_torques(model, data, inputs.q)
         held = gravity
         law = live.settings_cache.command_law(settings)
         if law.holds and (inputs.wrenches or inputs.q is not inputs.q_measured):
@@ -99,7 +101,7 @@ def holding_torques(live: LiveModel, inputs: Inputs) -> np.ndarray:
     """What holds the robot still at its measured state against gravity and the measured
     wrenches (a payload seen by a force/torque sensor): ID(q, 0, 0, wrenches) = g(q) − Σ Jᵀ w."""
     q = inputs.q_measured if inputs.q_measured is not None else inputs.q
-    return live.bound.model.inverse_dynamics(q, live.zeros, live.zeros, inputs.wrenches)
+    return algorithms.inverse_dynamics(live.bound.model, live.data, q, live.zeros, live.zeros, inputs.wrenches)
 
 
 def effort_commands(
@@ -162,8 +164,9 @@ def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Ou
     q = np.concatenate([base.q, inputs.q])
     qd = np.concatenate([base.v, inputs.qd])
     qdd = np.concatenate([base_qdd, inputs.qdd])
-    tau = live.bound.model.inverse_dynamics(q, qd, qdd, inputs.wrenches)
-    gravity = live.bound.model.gravity_torques(q)
+    model, data = live.bound.model, live.data
+    tau = algorithms.inverse_dynamics(model, data, q, qd, qdd, inputs.wrenches)
+    gravity = algorithms.gravity_torques(model, data, q)
     _check_finite(tau, gravity)
     return _floating_base_outputs(live, inputs, settings, tau, gravity, None)
 

@@ -23,7 +23,9 @@ tilts the base), contacts that are made or broken (stepping).
 The answer is computed on one thread (``answer_threads``): the batch kernel on every core was 6x
 slower at p50 and 3x at p99 beside other processes (benchmarks/trajectory_answer.py). An answer that
 would leave after its trajectory's start stamp is re-stamped to now (``LateAnswers``): a JTC given a
-start in the past samples its spline at now and jumps to that point at once.
+start in the past samples its spline at now and jumps to that point at once. Its kernels write
+the data of the executor's thread that answers (``RobotModel.thread_data``), never the joint_states
+thread's.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numba
 import numpy as np
 
 from rnea_ros.controller.state import InvalidMessageError, LiveModel
+from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics.contact_distribution import ContactDistribution
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState
 from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
@@ -153,9 +156,11 @@ def with_efforts(
         tau, gravity = _standing_efforts(live, standing, times, q[:, order], qd[:, order], qdd[:, order])
         efforts_model = tau if source == "inverse_dynamics" else gravity + live.bound.corrected.offset
     elif source == "inverse_dynamics":
-        efforts_model = live.bound.corrected.inverse_dynamics(q[:, order], qd[:, order], qdd[:, order])
+        data = live.bound.model.thread_data()
+        efforts_model = live.bound.corrected.inverse_dynamics(q[:, order], qd[:, order], qdd[:, order], data=data)
     elif source == "gravity":
-        efforts_model = live.bound.model.gravity_torques(q[:, order]) + live.bound.corrected.offset
+        gravity = algorithms.gravity_torques(live.bound.model, live.bound.model.thread_data(), q[:, order])
+        efforts_model = gravity + live.bound.corrected.offset
     else:
         efforts_model = np.zeros_like(q)
     efforts = np.empty_like(efforts_model)
@@ -186,5 +191,6 @@ def _standing_efforts(
 def _base_velocity(live: LiveModel, rows: np.ndarray, q_base: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """The base twist (base frame) that keeps the contacts still: J_base v = −J_joints q̇ in least
     squares, J's ``rows`` the contact links' twists in their frames (a point's linear rows only)."""
-    J = live.bound.model.wrench_jacobian_transpose(np.concatenate([q_base, q]), live.bound.contacts.links).T[rows]
+    model, links = live.bound.model, live.bound.contacts.links
+    J = algorithms.wrench_jacobian_transpose(model, model.thread_data(), np.concatenate([q_base, q]), links).T[rows]
     return -np.linalg.lstsq(J[:, :BASE_DOFS], J[:, BASE_DOFS:] @ qd, rcond=None)[0]

@@ -1,8 +1,9 @@
 """The algorithms on a model and its data, as Pinocchio's: ``inverse_dynamics(model, data, q, qd, qdd)``.
 
 The model (``RobotModel``: tree, inertias, compiled entry points) is only read; every buffer
-written is the data's (``ModelData``, ``model.create_data()``): one data per thread. The methods
-of ``RobotModel`` call these with a data of the calling thread.
+written is the data's (``ModelData``, ``model.create_data()``): one data per thread. These are the
+only path to the kernels: the methods of ``RobotModel`` call them with a data of the calling thread,
+and rnea_node's computation calls them with the data of its own thread (``controller``).
 
 ``q``, ``qd``, ``qdd`` and the torques follow ``model.joint_names`` (after the 7/6 floating-base
 entries when ``model.floating_base``). 1-D inputs give ``(nv,)``; 2-D inputs ``(N, nq)``,
@@ -24,6 +25,11 @@ from rnea_ros.dynamics.data import ModelData
 
 if TYPE_CHECKING:
     from rnea_ros.dynamics.model import RobotModel
+
+# What the hot paths take as is: 1-D C-contiguous float64 arrays (anything else is converted first).
+FLOAT64 = np.dtype(np.float64)
+VECTOR_STRIDES = (FLOAT64.itemsize,)
+_empty = np.empty  # a global name: one attribute lookup fewer per call
 
 _STATUS_MESSAGES = {
     kernel.NON_FINITE_INPUT: "q, qd and qdd must be finite (NaN or Inf found)",
@@ -93,6 +99,16 @@ def inverse_dynamics(model: RobotModel, data: ModelData, q, qd, qdd, wrenches: M
     ``wrenches`` maps link name → ``[fx, fy, fz, tx, ty, tz]``: the wrench the environment
     applies on the robot, in that link's frame, about its origin."""
     work = data.work if data.layout is model.data_layout else _checked(model, data)
+    try:  # the hot path: plain vectors, straight to the kernel (which checks sizes and values)
+        plain = q.dtype is qd.dtype is qdd.dtype is FLOAT64 and q.strides == qd.strides == qdd.strides == VECTOR_STRIDES
+    except AttributeError:  # lists, tuples: converted below
+        plain = False
+    if plain and not wrenches:
+        tau = _empty(model.nv)
+        kernel_function, j, b, no_wrench = model.inverse_dynamics_call
+        if status := kernel_function(j, b, q, qd, qdd, no_wrench, work, tau):
+            raise status_error(model, status, q, qd, qdd)
+        return tau
     q, qd, qdd = _c_float_array(q), _c_float_array(qd), _c_float_array(qdd)
     f_ext = external_forces(model, wrenches, q) if wrenches else model.no_f_ext
     return _run(model, work, q, qd, qdd, f_ext)
@@ -101,6 +117,16 @@ def inverse_dynamics(model: RobotModel, data: ModelData, q, qd, qdd, wrenches: M
 def gravity_torques(model: RobotModel, data: ModelData, q) -> np.ndarray:
     """g(q): the torques that hold the robot still against gravity."""
     work = data.work if data.layout is model.data_layout else _checked(model, data)
+    try:  # the hot path, as in inverse_dynamics
+        plain = q.dtype is FLOAT64 and q.strides == VECTOR_STRIDES
+    except AttributeError:
+        plain = False
+    if plain:
+        tau = _empty(model.nv)
+        kernel_function, j, b = model.gravity_call
+        if status := kernel_function(j, b, q, work, tau):
+            raise status_error(model, status, q, model.zero_v, model.zero_v)
+        return tau
     q = _c_float_array(q)
     if q.ndim != 1:
         zero = _zeros_like(model, q)

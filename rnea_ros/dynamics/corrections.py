@@ -49,6 +49,7 @@ from rnea_ros.dynamics.regressor import (
 )
 
 if TYPE_CHECKING:
+    from rnea_ros.dynamics.data import ModelData
     from rnea_ros.dynamics.model import RobotModel
 
 SCHEMA_VERSION = 3
@@ -270,7 +271,7 @@ class CorrectedModel:
     def with_corrections(self, corrections: Corrections | None) -> CorrectedModel:
         """The description's model with other corrections (the merged model reused when the payload
         is the same); CorrectionsError when a joint or the payload's link is not the model's."""
-        return apply_corrections(self.urdf_model, corrections, self.urdf_dynamics, reuse=self)
+        return with_corrections(self.urdf_model, corrections, self.urdf_dynamics, reuse=self)
 
     def joint_torques(self, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """τ (the joints' rows, 1-D or a batch) with the joint terms at q̇, q̈ added; τ itself without any."""
@@ -279,9 +280,10 @@ class CorrectedModel:
                 tau = tau + terms.torques(qd, qdd)
         return tau
 
-    def inverse_dynamics(self, q, qd, qdd, wrenches=None) -> np.ndarray:
-        """The corrected model's τ (fixed base; 1-D or a batch): rigid body with the payload, plus the joint terms."""
-        return self.joint_torques(qd, qdd, self.model.inverse_dynamics(q, qd, qdd, wrenches))
+    def inverse_dynamics(self, q, qd, qdd, wrenches=None, data: ModelData | None = None) -> np.ndarray:
+        """The corrected model's τ (fixed base; 1-D or a batch): rigid body with the payload, plus the
+        joint terms; ``data``: the calling thread's (``RobotModel.inverse_dynamics``)."""
+        return self.joint_torques(qd, qdd, self.model.inverse_dynamics(q, qd, qdd, wrenches, data))
 
 
 def urdf_joint_terms(model: RobotModel, replaced: Collection[str] = ()) -> JointArrays | None:
@@ -295,14 +297,17 @@ def urdf_joint_terms(model: RobotModel, replaced: Collection[str] = ()) -> Joint
     return Corrections(joints).for_joints(model.joint_names) if joints else None
 
 
-def apply_corrections(
+def with_corrections(
     model: RobotModel,
     corrections: Corrections | None,
     urdf_dynamics: bool = False,
     reuse: CorrectedModel | None = None,
 ) -> CorrectedModel:
-    """``model`` (a description's) with ``corrections`` applied, and with ``urdf_dynamics`` its URDF's
-    joint dynamics on the joints the corrections do not name (see ``CorrectedModel``)."""
+    """``model`` (a description's) with a corrections file's terms: the payload merged in, the joint
+    terms added; with ``urdf_dynamics`` also its URDF's ``<dynamics damping friction>`` on the joints
+    the corrections do not name (rigid bodies only by default, as Pinocchio and ros2_control; see
+    ``CorrectedModel``); CorrectionsError when they do not fit the model. ``reuse``: a corrected
+    model of the same description whose merged model is taken again when the payload is the same."""
     replaced = corrections.joints if corrections is not None else ()
     urdf_terms = urdf_joint_terms(model, replaced) if urdf_dynamics else None
     if corrections is None:

@@ -3,8 +3,11 @@
 As Pinocchio keeps an immutable ``Model`` apart from a ``Data``: the model holds the tree (``tree.py``),
 the inertias, the limits and the compiled entry points, and is shared freely between threads; what a
 computation writes is a ``ModelData`` (``create_data``) passed to the algorithms (``algorithms.py``).
-The methods below use a data of the calling thread (made at its first call), so that every method is
-safe from any thread; a caller that holds its own data passes it as ``data=``.
+The methods below call those algorithms, the one path to the kernels, with a data of the calling
+thread (made at its first call), so that every method is safe from any thread; a caller that holds
+its own data passes it as ``data=``, or calls the algorithms itself. The corrections of a
+corrections file are applied by ``corrections.with_corrections(model, ...)``: the model knows
+nothing of them.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,15 +29,7 @@ from rnea_ros.dynamics.spatial import axis_angle
 from rnea_ros.dynamics.tree import KinematicTree, LinkFrame, build_tree, read_only
 from rnea_ros.dynamics.urdf import ModelError, parse_urdf
 
-if TYPE_CHECKING:
-    from rnea_ros.dynamics.corrections import CorrectedModel, Corrections
-
 __all__ = ["ContactKernelArrays", "KinematicTree", "LinkFrame", "ModelData", "RobotModel", "build_tree"]
-
-# What the methods' hot path takes as is: 1-D C-contiguous float64 arrays (anything else is converted first).
-FLOAT64 = np.dtype(np.float64)
-VECTOR_STRIDES = (FLOAT64.itemsize,)
-_empty = np.empty  # a global name: one attribute lookup fewer per call
 
 
 class EntryPoints(NamedTuple):
@@ -50,7 +45,6 @@ class _PerThread(threading.local):
 
     def __init__(self, layout) -> None:
         self.data = create_data(layout)
-        self.work = self.data.work  # one attribute fewer on the hot path
 
 
 class RobotModel:
@@ -86,9 +80,9 @@ class RobotModel:
         self.zero_v = read_only(np.zeros(self.nv))
         self._per_thread = _PerThread(self.data_layout)
         self.entry_points = self._compile()
-        # What the hot paths pass besides the state, each in one attribute lookup
-        self._inverse_dynamics_call = (self.entry_points.inverse_dynamics, self.joints, self.bodies, self.no_f_ext[0])
-        self._gravity_call = (self.entry_points.gravity, self.joints, self.bodies)
+        # What the algorithms' hot paths pass besides the state and the data, each in one attribute lookup
+        self.inverse_dynamics_call = (self.entry_points.inverse_dynamics, self.joints, self.bodies, self.no_f_ext[0])
+        self.gravity_call = (self.entry_points.gravity, self.joints, self.bodies)
 
     def _compile(self) -> EntryPoints:
         q0, tau0, work = self.neutral_configuration(), np.empty(self.nv), self.thread_data().work
@@ -135,37 +129,14 @@ class RobotModel:
         ``wrenches`` maps link name → ``[fx, fy, fz, tx, ty, tz]``: the wrench the
         environment applies on the robot, in that link's frame, about its origin.
         """
-        try:  # the hot path: plain vectors, straight to the kernel (which checks sizes and values)
-            plain = (
-                q.dtype is qd.dtype is qdd.dtype is FLOAT64 and q.strides == qd.strides == qdd.strides == VECTOR_STRIDES
-            )
-        except AttributeError:  # lists, tuples: converted by algorithms.inverse_dynamics
-            plain = False
-        if plain and wrenches is None and data is None:
-            tau = _empty(self.nv)
-            inverse_dynamics, j, b, no_wrench = self._inverse_dynamics_call
-            if status := inverse_dynamics(j, b, q, qd, qdd, no_wrench, self._per_thread.work, tau):
-                raise algorithms.status_error(self, status, q, qd, qdd)
-            return tau
-        data = self._per_thread.data if data is None else data
-        return algorithms.inverse_dynamics(self, data, q, qd, qdd, wrenches)
+        return algorithms.inverse_dynamics(self, self._per_thread.data if data is None else data, q, qd, qdd, wrenches)
 
     def gravity_torques(self, q, data: ModelData | None = None) -> np.ndarray:
-        """g(q): the torques that hold the robot still against gravity."""
-        try:  # the hot path, as in inverse_dynamics
-            plain = q.dtype is FLOAT64 and q.strides == VECTOR_STRIDES
-        except AttributeError:
-            plain = False
-        if plain and data is None:
-            tau = _empty(self.nv)
-            gravity, j, b = self._gravity_call
-            if status := gravity(j, b, q, self._per_thread.work, tau):
-                raise algorithms.status_error(self, status, q, self.zero_v, self.zero_v)
-            return tau
+        """g(q): the torques that hold the robot still against gravity (``algorithms.gravity_torques``)."""
         return algorithms.gravity_torques(self, self._per_thread.data if data is None else data, q)
 
     def nonlinear_effects(self, q, qd, data: ModelData | None = None) -> np.ndarray:
-        """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques."""
+        """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques (``algorithms.nonlinear_effects``)."""
         return algorithms.nonlinear_effects(self, self._per_thread.data if data is None else data, q, qd)
 
     def wrench_jacobian_transpose(
@@ -190,15 +161,6 @@ class RobotModel:
         at one state, in one kernel call (``algorithms.with_contact_terms``)."""
         data = self._per_thread.data if data is None else data
         return algorithms.with_contact_terms(self, data, q, qd, qdd, wrenches, links, components)
-
-    def with_corrections(self, corrections: Corrections | None, urdf_dynamics: bool = False) -> CorrectedModel:
-        """This model with a corrections file's terms (``dynamics.corrections``): the payload merged
-        in, the joint terms added; with ``urdf_dynamics`` also its URDF's ``<dynamics damping
-        friction>`` on the joints the corrections do not name (rigid bodies only by default, as
-        Pinocchio and ros2_control); CorrectionsError when they do not fit this model."""
-        from rnea_ros.dynamics.corrections import apply_corrections
-
-        return apply_corrections(self, corrections, urdf_dynamics)
 
     def with_payload(self, link: str, inertial: payloads.Inertial) -> RobotModel:
         """This model with a rigid load fixed to ``link`` (merged into its body's inertia)."""

@@ -14,12 +14,13 @@ from rnea_ros.analysis.cli import main
 from rnea_ros.analysis.pipeline import analyze
 from rnea_ros.analysis.recording import RecordingError, open_recording
 from rnea_ros.demo.example_robot import example_arm_urdf
+from rnea_ros.dynamics.corrections import with_corrections
 from rnea_ros.testing.recorded_data import heavier_link_urdf, simulate, write_bag, write_csv
 
 NOMINAL = example_arm_urdf()
 MODEL = RobotModel.from_urdf(NOMINAL)
 # simulate() gives the joints the URDF's <dynamics> (as the simulator does): the model has them too
-AS_SIMULATED = MODEL.with_corrections(None, urdf_dynamics=True)
+AS_SIMULATED = with_corrections(MODEL, None, urdf_dynamics=True)
 SECONDS = 12.0
 VISCOUS = 2.0  # N·m·s/rad on joint3
 

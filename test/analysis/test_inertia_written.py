@@ -14,7 +14,7 @@ from lxml import etree
 from rnea_ros import RobotModel
 from rnea_ros.analysis.cli import main
 from rnea_ros.analysis.identify import Identification, identification_table
-from rnea_ros.dynamics.corrections import load_corrections
+from rnea_ros.dynamics.corrections import load_corrections, with_corrections
 from rnea_ros.simulation.physics import SimOptions, SimRobot
 from rnea_ros.testing.perturbed import perturbed_urdf
 from rnea_ros.testing.recorded_data import simulate, write_csv
@@ -138,8 +138,8 @@ def test_corrections_replace_the_urdfs_joint_dynamics_of_the_joints_they_name():
     rng = np.random.default_rng(2)
     q, qd, qdd = rng.normal(size=(3, ARM.nv))
     rigid = ARM.inverse_dynamics(q, qd, qdd)
-    assert np.allclose(ARM.with_corrections(None).inverse_dynamics(q, qd, qdd), rigid)  # rigid bodies by default
-    replaced = ARM.with_corrections(corrections, urdf_dynamics=True).inverse_dynamics(q, qd, qdd)
+    assert np.allclose(with_corrections(ARM, None).inverse_dynamics(q, qd, qdd), rigid)  # rigid bodies by default
+    replaced = with_corrections(ARM, corrections, urdf_dynamics=True).inverse_dynamics(q, qd, qdd)
     expected = rigid.copy()
     expected[0] += 0.2 * qd[0]  # the correction's viscous alone: not the URDF's 0.5 and 0.1 on top
     np.testing.assert_allclose(replaced, expected, rtol=1e-12, atol=1e-12)

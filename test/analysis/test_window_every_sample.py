@@ -20,11 +20,12 @@ from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.analysis.pipeline import analyze, chosen_window
 from rnea_ros.analysis.recording import JointChunk
 from rnea_ros.demo.example_robot import example_arm_urdf, smooth_trajectory
+from rnea_ros.dynamics.corrections import with_corrections
 from rnea_ros.testing.recorded_data import simulate, write_csv
 
 NOMINAL = example_arm_urdf()
 MODEL = RobotModel.from_urdf(NOMINAL)
-AS_SIMULATED = MODEL.with_corrections(None, urdf_dynamics=True)  # simulate() gives joints the URDF's <dynamics>
+AS_SIMULATED = with_corrections(MODEL, None, urdf_dynamics=True)  # simulate() gives joints the URDF's <dynamics>
 
 
 def chunk(sim, rows=slice(None)) -> JointChunk:

@@ -25,6 +25,7 @@ from rnea_ros.controller.settings import Settings
 from rnea_ros.controller.state import ConfigurationError, DesiredPoints, LiveModel
 from rnea_ros.controller.torques import compute_outputs, holding_torques, with_corrections
 from rnea_ros.dynamics.corrections import Corrections, JointCorrection, Payload
+from rnea_ros.dynamics.corrections import with_corrections as corrected_model
 from rnea_ros.testing.legged import SOLO_URDF
 from rnea_ros.testing.reference import (
     ARM_URDF,
@@ -140,7 +141,7 @@ def inputs(q_desired, qdd=None, n: int = 8):
 
 def test_the_integral_stops_at_its_clamp_and_restarts_without_a_desired_state():
     params = Settings(ct_kp=(0.0,), ct_ki=(10.0,), ct_i_clamp=(0.005,))
-    law = ComputedTorque(ARM.with_corrections(None), np.arange(8), params)
+    law = ComputedTorque(corrected_model(ARM, None), np.arange(8), params)
     e = np.full(8, 0.1)
     seen = [law.acceleration(inputs(e), 1.0 + 0.001 * k)[0] for k in range(10)]
     # Ki ∫e grows 0.001 a step from the second state (the first has no step before it), then holds at 0.005

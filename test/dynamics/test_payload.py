@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
+from rnea_ros.dynamics.corrections import with_corrections
 from rnea_ros.dynamics.payload import Inertial, consistency_problems
 from rnea_ros.dynamics.regressor import link_regressor
 from rnea_ros.testing.reference import (
@@ -71,7 +72,7 @@ def test_with_corrections_is_pinocchio_with_the_payload_plus_the_joint_terms_wri
 
     joint3 = JointCorrection(viscous=1.5, coulomb=0.8, armature=0.2, offset=-0.3, coulomb_width=0.02)
     corrections = Corrections({"joint3": joint3}, Payload("tool", PAYLOAD))
-    corrected = ARM.with_corrections(corrections, urdf_dynamics=False)
+    corrected = with_corrections(ARM, corrections, urdf_dynamics=False)
     reference = PinocchioReference(urdf_with_payload("tool", PAYLOAD), ARM)
     j = ARM.joint_names.index("joint3")
     rng = np.random.default_rng(4)
@@ -80,10 +81,10 @@ def test_with_corrections_is_pinocchio_with_the_payload_plus_the_joint_terms_wri
         expected = reference.inverse_dynamics(q, qd, qdd)
         expected[j] += 1.5 * qd[j] + 0.8 * np.tanh(qd[j] / 0.02) + 0.2 * qdd[j] - 0.3
         assert_close(corrected.inverse_dynamics(q, qd, qdd), expected)
-    assert ARM.with_corrections(None).model is ARM
+    assert with_corrections(ARM, None).model is ARM
     # the URDF's own <dynamics damping="0.5" friction="0.1"> on joint1, on top
     q, qd, qdd = random_state(ARM, rng)
-    with_urdf = ARM.with_corrections(corrections, urdf_dynamics=True).inverse_dynamics(q, qd, qdd)
+    with_urdf = with_corrections(ARM, corrections, urdf_dynamics=True).inverse_dynamics(q, qd, qdd)
     difference = with_urdf - corrected.inverse_dynamics(q, qd, qdd)
     expected = np.zeros(ARM.nv)
     expected[ARM.joint_names.index("joint1")] = 0.5 * qd[0] + 0.1 * np.tanh(qd[0] / 0.01)

@@ -23,6 +23,7 @@ from rnea_ros.analysis.identify import SHAPES, Identification
 from rnea_ros.analysis.link_inertia import corrected_urdf, link_contexts, urdf_link_inertials
 from rnea_ros.analysis.recording import JointChunk
 from rnea_ros.analysis.window import choose_window
+from rnea_ros.dynamics.corrections import with_corrections
 from rnea_ros.dynamics.payload import consistency_problems
 from rnea_ros.dynamics.regressor import links_regressor
 from rnea_ros.testing.arm_in_mujoco import ARM, LOWER, START, TRUTH, UPPER, exciting, gravity_errors, simulate
@@ -47,7 +48,7 @@ def wrong_urdf_identified(request):
     links = urdf_link_inertials(wrong, wrong_urdf)
     contexts = link_contexts(wrong, wrong_urdf, links)  # as rnea_analyze gives them: each link's joint and reach
     identification = Identification(wrong.joint_names, None, links=links, link_contexts=contexts)
-    corrected = wrong.with_corrections(None)
+    corrected = with_corrections(wrong, None)
     for rows in np.array_split(np.arange(len(q)), 60):
         state = q[rows], qd[rows], qdd[rows]
         identification.add(
@@ -84,7 +85,7 @@ def test_the_wrong_urdf_does_not_choose_a_long_window(wrong_urdf_identified):
     _, wrong, _, (q, qd, _, applied), _ = wrong_urdf_identified
     t = np.arange(len(q)) * 1e-3
     samples = JointChunk(list(wrong.joint_names), t[:30_000], q[:30_000], qd[:30_000], applied[:30_000])
-    choice = choose_window(wrong.with_corrections(None), samples, order=3)
+    choice = choose_window(with_corrections(wrong, None), samples, order=3)
     assert choice.window <= 0.05, choice.describe()
 
 
@@ -110,7 +111,7 @@ def held_out_rms(wrong_urdf_identified, held_out) -> np.ndarray:
     """Per joint: the held-out residual RMS of the corrected URDF with its corrections."""
     wrong_urdf, _, identification, *_ = wrong_urdf_identified
     fixed_urdf = corrected_urdf(wrong_urdf, identification.links_result().inertials())
-    fixed = RobotModel.from_urdf(fixed_urdf).with_corrections(identification.corrections())
+    fixed = with_corrections(RobotModel.from_urdf(fixed_urdf), identification.corrections())
     q, qd, qdd, applied = held_out
     return np.sqrt(np.mean((applied - fixed.inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
 
@@ -118,7 +119,7 @@ def held_out_rms(wrong_urdf_identified, held_out) -> np.ndarray:
 def test_held_out_torques_four_times_closer_than_with_the_wrong_urdf(wrong_urdf_identified, held_out):
     wrong = wrong_urdf_identified[1]
     q, qd, qdd, applied = held_out
-    before = np.sqrt(np.mean((applied - wrong.with_corrections(None).inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
+    before = np.sqrt(np.mean((applied - with_corrections(wrong, None).inverse_dynamics(q, qd, qdd)) ** 2, axis=0))
     after = held_out_rms(wrong_urdf_identified, held_out)
     print("held-out RMS [N·m] before", before.round(4), "after", after.round(4), "ratio", (before / after).round(1))
     # joint7, whose torques are the smallest, the least: 5.1-5.3x over design seeds 0-3 (stiff friction)
@@ -195,7 +196,7 @@ def test_friction_of_mujocos_default_shape_within_ten_percent_with_the_default_o
     """MuJoCo's default friction loss ramps up with velocity; a fixed tanh width of 0.01 rad/s
     finds Coulomb 15–32 % low on joints 3 and 7: the width and lead chosen on held-out samples do not."""
     q, qd, qdd, applied = simulate(exciting(5, [0.23, 0.61, 1.3]), 30.0, soft_friction=True)
-    model = TRUE.with_corrections(None, urdf_dynamics=False)
+    model = with_corrections(TRUE, None, urdf_dynamics=False)
     fixed_width = Identification(TRUE.joint_names, 0.01)
     chosen = Identification(TRUE.joint_names, None)  # the default of rnea_analyze --identify
     for identification in (fixed_width, chosen):
@@ -229,9 +230,9 @@ def test_rnea_analyze_inertia_writes_a_corrected_urdf_that_explains_the_recordin
     printed = capsys.readouterr().out
     assert "every link's inertia" in printed and " NO" not in printed
     fixed = RobotModel.from_urdf((out / "corrected.urdf").read_text(), strict=True)
-    corrected = fixed.with_corrections(load_corrections(out / "corrections.yaml"))
+    corrected = with_corrections(fixed, load_corrections(out / "corrections.yaml"))
     q, qd, qdd, applied = simulate(exciting(9, [0.17, 0.47, 1.1], 0.5), 10.0, wrong)
-    before = np.sqrt(np.mean((applied - wrong.with_corrections(None).inverse_dynamics(q, qd, qdd))[:, :7] ** 2))
+    before = np.sqrt(np.mean((applied - with_corrections(wrong, None).inverse_dynamics(q, qd, qdd))[:, :7] ** 2))
     after = np.sqrt(np.mean((applied - corrected.inverse_dynamics(q, qd, qdd))[:, :7] ** 2))
     print(f"held-out RMS over joints 1-7: {before:.4f} → {after:.4f} N·m")
     assert after * 5.0 < before
