@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 
@@ -162,11 +163,13 @@ def base_acceleration(
     quaternion: np.ndarray,
     v: np.ndarray,
     w: np.ndarray,
+    sway: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The trot planner's desired base acceleration (``testing/trot.py``'s BaseFeedback): (a, α) in the
     base frame at trajectory time ``t``, ``gains`` (Kp, Kd, Kp_r, Kd_r), ``p`` the base's position in
     the world, ``quaternion`` (x, y, z, w) world ← base, ``v`` and ``w`` its linear and angular
-    velocity in the base frame."""
+    velocity in the base frame. ``sway``: the orientation's reference (rotation vector, angular
+    velocity and acceleration in the world, ``SupportLineSway``); None: level."""
     kp, kd, kp_rotation, kd_rotation = gains
     x, xd, xdd = (float(k[0]) for k in gait.base_x(np.array([max(t, 0.0)])))
     x_, y, z, w_ = np.asarray(quaternion, dtype=float)
@@ -178,9 +181,102 @@ def base_acceleration(
     a_world = (
         np.array([xdd, 0.0, 0.0]) + kp * (np.array([x, 0.0, height]) - p) + kd * (np.array([xd, 0.0, 0.0]) - R @ v)
     )
-    # log(R)'s axis is R's own: the same in both frames
-    alpha = -kp_rotation * rotation_vectors(R[None])[0] - kd_rotation * np.asarray(w, dtype=float)
-    return R.T @ a_world, alpha
+    theta, omega_ref, alpha_ref = (np.zeros(3),) * 3 if sway is None else sway
+    R_ref = _rotations(theta / max(np.linalg.norm(theta), 1e-300), np.array([np.linalg.norm(theta)]))[0]
+    error = rotation_vectors((R @ R_ref.T)[None])[0]  # in the world
+    alpha = alpha_ref - kp_rotation * error - kd_rotation * (R @ np.asarray(w, dtype=float) - omega_ref)
+    return R.T @ a_world, R.T @ alpha
+
+
+class SupportLineSway:
+    """The base's orientation reference while a trot walks: the rotation about the support line
+    that it takes anyway. While a diagonal pair alone stands, no foot force has a moment about the
+    line through its two feet's contact points: the moment about it of the base wrench the trajectory
+    needs with the base level (``RobotModel.inverse_dynamics`` at the trajectory's joint motion and
+    the base's X(t); gravity's, the centre of mass crossing the line as the base moves on, and the
+    swing legs' own, swinging forward) is not there, and the base turns about the line by
+    α = −M(t) / I_line (I_line the robot's inertia about the line, legs as standing). Levelled at
+    both ends of the phase, the base turns one way all along it (nose up: 2.4° walking at 0.1 m/s).
+    The reference is that rotation, θ(t) = ∬α plus the linear term that makes it zero at both ends
+    of the phase: the base starts the phase already turning and swings to either side of level.
+    Between two such phases (all feet down: the base controllable), a cubic Hermite from the one's
+    end (θ = 0, its angular velocity) to the next one's start. Standing still, or without a pair
+    standing alone: level. Tabulated every ``step`` s up to ``seconds``; vectors in the world (the
+    base level facing +x)."""
+
+    def __init__(self, model: RobotModel, trot: GaitTrajectory, radius: float, seconds: float, step: float = 1e-3):
+        self.gait = gait = trot.gait
+        n = model.nv
+        self.t = np.arange(0.0, seconds + gait.period + step / 2, step)  # a period more: the last phase whole
+        q, qd, qdd = trot.at_times(self.t)
+        _, Xd, Xdd = gait.base_x(self.t)
+        feet = trot.feet(self.t)[0] - np.array([0.0, 0.0, radius])  # contact points, base frame
+        stance = gait.in_stance(self.t)
+        standing = np.r_[np.zeros(6), 1.0, trot.standing]
+        zeros = np.zeros(n)
+        alpha = np.zeros((len(self.t), 3))
+        inertia: dict[tuple[int, ...], float] = {}
+        for i in range(len(self.t)):
+            pair = tuple(np.flatnonzero(stance[i]))
+            if len(pair) != 2 or not Xd[i]:
+                continue
+            a, b = feet[i, list(pair)]
+            u = (b - a) / np.linalg.norm(b - a)
+            if pair not in inertia:  # about the line through the standing feet, legs as standing
+                turn = np.zeros(n)
+                turn[:3], turn[3:6] = -np.cross(u, a), u
+                wrench = (
+                    model.inverse_dynamics(standing, zeros, turn)[:6]
+                    - model.inverse_dynamics(standing, zeros, zeros)[:6]
+                )
+                inertia[pair] = float(u @ (wrench[3:] - np.cross(a, wrench[:3])))
+            v, acc = np.r_[Xd[i], 0.0, 0.0, 0.0, 0.0, 0.0, qd[i]], np.r_[Xdd[i], 0.0, 0.0, 0.0, 0.0, 0.0, qdd[i]]
+            wrench = model.inverse_dynamics(np.r_[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, q[i]], v, acc)[:6]
+            alpha[i] = -float(u @ (wrench[3:] - np.cross(a, wrench[:3]))) / inertia[pair] * u
+        tables = _centred_phases(self.t, alpha, stance.sum(axis=1) == 2)
+        kept = self.t <= seconds + step / 2
+        self.t, self.theta, self.omega, self.alpha = self.t[kept], *(table[kept] for table in tables)
+
+    def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(θ, ω, α) at trajectory time ``t`` (the nearest tabulated; level outside the table)."""
+        i = round(t / (self.t[1] - self.t[0]))
+        if i < 0 or i >= len(self.t):
+            return np.zeros(3), np.zeros(3), np.zeros(3)
+        return self.theta[i], self.omega[i], self.alpha[i]
+
+
+def _centred_phases(t: np.ndarray, alpha: np.ndarray, alone: np.ndarray):
+    """(θ, ω, α) tables from the angular accelerations ``alpha`` of the phases where ``alone``: in each,
+    twice integrated (trapezoids) from rest, less half the rotation it ends with (the phase starts
+    turned back by half of it and ends turned on by the other half); between them, and from level at
+    rest at ``t[0]`` to the first, a cubic Hermite from the one's end (its θ and ω) to the next one's
+    start (θ, at rest). A phase the table cuts is left level (the caller's table reaches past it)."""
+    theta, omega, acceleration = np.zeros_like(alpha), np.zeros_like(alpha), alpha.copy()
+    phases = [(0, 1)] + [(a, b) for a, b in _runs(alone) if a > 0 and b < len(t)]  # level at rest first
+    for a, b in phases[1:]:
+        dt = np.diff(t[a:b])[:, None]
+        w = np.r_[np.zeros((1, 3)), np.cumsum((alpha[a + 1 : b] + alpha[a : b - 1]) / 2 * dt, axis=0)]
+        th = np.r_[np.zeros((1, 3)), np.cumsum((w[1:] + w[:-1]) / 2 * dt, axis=0)]
+        theta[a:b], omega[a:b] = th - th[-1] / 2, w
+    for (_, end), (start, _) in itertools.pairwise(phases):
+        p0, m0, p1, m1 = theta[end - 1], omega[end - 1], theta[start], omega[start]
+        gap = t[start] - t[end - 1]
+        x = ((t[end:start] - t[end - 1]) / gap)[:, None]
+        theta[end:start] = (
+            (2 * x**3 - 3 * x * x + 1) * p0 + gap * (x**3 - 2 * x * x + x) * m0
+            + (3 * x * x - 2 * x**3) * p1 + gap * (x**3 - x * x) * m1
+        )  # fmt: skip
+        omega[end:start] = (
+            (6 * x * x - 6 * x) * (p0 - p1) / gap + (3 * x * x - 4 * x + 1) * m0 + (3 * x * x - 2 * x) * m1
+        )
+        acceleration[end:start] = (12 * x - 6) * (p0 - p1) / gap**2 + ((6 * x - 4) * m0 + (6 * x - 2) * m1) / gap
+    return theta, omega, acceleration
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) index pairs of the True runs of a 1-D mask."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(int), 0]))
+    return list(zip(edges[::2], edges[1::2], strict=True))
 
 
 def _rotations(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:

@@ -36,7 +36,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rnea_ros import RobotModel
 from rnea_ros.motion.gait import Gait, GaitTrajectory
 from rnea_ros.testing.closed_loop_runner import run_closed_loop
-from rnea_ros.testing.legged import base_acceleration, feet_poses, joint_gains, rotation_vectors
+from rnea_ros.testing.legged import SupportLineSway, base_acceleration, feet_poses, joint_gains, rotation_vectors
 
 EVENT_WINDOW = 0.06  # s either side of a lift-off or touch-down: the ramps (0.05 s) and the impact
 LOADED = 1.0  # N: a foot the ground pushes this hard is in contact
@@ -92,18 +92,31 @@ class TrotScore:
 
 
 def trot_parameters(
-    robot: Legged, model: RobotModel, trot: GaitTrajectory, seconds: float, gait: bool, realtime: bool = False
+    robot: Legged,
+    model: RobotModel,
+    trot: GaitTrajectory,
+    seconds: float,
+    gait: bool,
+    realtime: bool = False,
+    publish_every: int = 1,
 ):
-    """(rnea_sim, rnea_node) parameters: lockstep (or the wall clock), the node's QP onto the feet, its PD at ω."""
+    """(rnea_sim, rnea_node) parameters: lockstep (or the wall clock), the node's QP onto the feet, its PD at ω;
+    the simulator's states every ``publish_every`` 1 ms steps (the node's command held in between)."""
     kp, kd = joint_gains(model, trot.standing, robot.omega)
     sim = {
         "robot_description": robot.urdf, "realtime": realtime, "joints": list(model.joint_names),
         "initial_positions": trot.standing.tolist(), "duration": seconds, "floating_base": True,
+        "publish_every": publish_every,
         "contact_links": robot.feet, "contact_radius": robot.foot_radius, "friction": robot.friction,
         # beside two busy processes the node went silent after its first command for over 10 s, then
         # over 60 s (taking in the whole 15,000-point trajectory, it seems): lockstep waits longer
         "lockstep_timeout": 300.0,
     }  # fmt: skip
+    if realtime:
+        # on the wall clock the node may pause (taking in the whole trajectory, a loaded machine): the
+        # last command holds, as a JointGroupEffortController's does, and the brakes hold the robot for
+        # its first half second of commands
+        sim |= {"command_timeout": 0.0, "release_after_commands": max(1, round(500 / publish_every))}
     node = {
         "robot_description": robot.urdf, "floating_base": True, "command_joints": list(model.joint_names),
         "contact_links": robot.feet, "contact_distribution": "qp", "contact_radius": [robot.foot_radius],
@@ -126,15 +139,19 @@ def run_trot(
     spans: dict[str, tuple[float, float]],
     base_omega: float | tuple[float, float] = 0.0,
     realtime: bool = False,
+    sway: bool = False,
+    publish_every: int = 1,
 ) -> dict[str, TrotScore]:
     """Trots ``seconds`` of trajectory time (needs rclpy initialised); a score per span (start, end)
     of ``spans``, by name; without base feedback the base's reference is anchored to where the base
     is at each span's start when it starts past 1 s (the drift within the span; the walk's start is
     open loop), with it the base is scored against the reference itself. ``base_omega`` [rad/s]: the planner closes
     the loop on the base at that natural frequency (``BaseFeedback``; a pair: position, rotation); 0: no
-    base feedback. ``realtime``: rnea_sim paced by the wall clock, the node's commands taken as they come."""
+    base feedback. ``realtime``: rnea_sim paced by the wall clock, the node's commands taken as they come.
+    ``sway``: the planner's orientation reference is ``SupportLineSway``'s (else level). ``publish_every``:
+    the simulator's states (and base_odometry, the record) every that many 1 ms steps."""
     model = RobotModel.from_urdf(robot.urdf, floating_base=True)
-    sim, node = trot_parameters(robot, model, trot, seconds, gait, realtime)
+    sim, node = trot_parameters(robot, model, trot, seconds, gait, realtime, publish_every)
     states: list[tuple[float, np.ndarray, np.ndarray]] = []
 
     def on_states(msg) -> None:
@@ -142,7 +159,10 @@ def run_trot(
 
     table = trot.tabulated(seconds + 6.0)
     omegas = base_omega if isinstance(base_omega, tuple) else (base_omega, base_omega)
-    planner = BaseFeedback(name, trot.gait, base_height(trot, robot), *omegas) if any(omegas) else None
+    planner = None
+    if any(omegas):
+        reference = SupportLineSway(model, trot, robot.foot_radius, seconds + 1.0) if sway else None
+        planner = BaseFeedback(name, trot.gait, base_height(trot, robot), *omegas, reference)
 
     def progress(publisher) -> None:
         if planner is not None and planner.t0 is None:
@@ -177,8 +197,10 @@ class BaseFeedback:
     ``omega_rotation``. Trajectory time is the odometry's stamp minus ``t0`` (set once known; before
     it, the start is the reference)."""
 
-    def __init__(self, namespace: str, gait: Gait, height: float, omega: float, omega_rotation: float) -> None:
-        self.gait, self.height = gait, height
+    def __init__(
+        self, namespace: str, gait: Gait, height: float, omega: float, omega_rotation: float, sway=None
+    ) -> None:
+        self.gait, self.height, self.sway = gait, height, sway
         self.kp, self.kd = omega**2, 2.0 * omega
         self.kp_rotation, self.kd_rotation = omega_rotation**2, 2.0 * omega_rotation
         self.t0: float | None = None
@@ -204,7 +226,8 @@ class BaseFeedback:
         v = np.array([twist.linear.x, twist.linear.y, twist.linear.z])
         w = np.array([twist.angular.x, twist.angular.y, twist.angular.z])
         gains = (self.kp, self.kd, self.kp_rotation, self.kd_rotation)
-        a, alpha = base_acceleration(self.gait, self.height, gains, t, p, np.array([o.x, o.y, o.z, o.w]), v, w)
+        sway = self.sway(t) if self.sway is not None else None
+        a, alpha = base_acceleration(self.gait, self.height, gains, t, p, np.array([o.x, o.y, o.z, o.w]), v, w, sway)
         out = AccelStamped()
         out.header.stamp, out.header.frame_id = msg.header.stamp, msg.child_frame_id
         out.accel.linear.x, out.accel.linear.y, out.accel.linear.z = (float(k) for k in a)

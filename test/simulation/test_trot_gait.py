@@ -19,6 +19,7 @@ from rnea_ros.testing.legged import (
     SOLO_FOOT_RADIUS,
     SOLO_TROT_PHASES,
     SOLO_URDF,
+    SupportLineSway,
     base_acceleration,
     feet_kinematics,
     go2_trot,
@@ -182,3 +183,60 @@ def test_the_planners_base_acceleration_is_the_references_plus_a_pd_in_the_base_
     )
     np.testing.assert_allclose(alpha, [-400.0 * 0.05, -40.0 * 0.2, 0.0], atol=1e-9)
     np.testing.assert_allclose(a, 0.0, atol=1e-12)
+    # level and at rest, with an orientation reference (θ, ω, α): α = α_ref + Kp_r θ + Kd_r ω_ref
+    sway = (np.array([0.01, -0.02, 0.0]), np.array([0.1, 0.0, 0.3]), np.array([1.0, 2.0, 3.0]))
+    level = np.array([0.0, 0.0, 0.0, 1.0])
+    _, alpha = base_acceleration(
+        gait, 0.3, gains, -1.0, np.array([0.0, 0.0, 0.3]), level, np.zeros(3), np.zeros(3), sway
+    )
+    np.testing.assert_allclose(alpha, [1.0 + 4.0 + 4.0, 2.0 - 8.0, 3.0 + 12.0], atol=1e-9)
+
+
+def test_the_sway_is_the_turn_about_the_support_line_that_no_foot_can_stop(solo):
+    """``SupportLineSway``, the planner's orientation reference walking: while a diagonal pair stands
+    alone, its angular acceleration is about the line through the pair's contact points, and with the
+    base turning so, Pinocchio's floating-base inverse dynamics of the trot's joint motion needs no
+    moment about that line (what the feet cannot give), within 5 % of the moment the base level would
+    need (the inertia about the line is taken with the legs as standing); ω and α are the derivatives
+    of θ; each such phase starts at rest, turned back by half the turn it makes; standing still, level.
+    A walk that starts at once keeps the table short (1.5 s: ~1.5 s of CPU)."""
+    model, reference = solo
+    trot = solo_trot(model, speed=0.1, walk_from=0.0, ramp=0.5)
+    sway = SupportLineSway(model, trot, SOLO_FOOT_RADIUS, 1.5)
+    t, theta, omega, alpha = sway.t, sway.theta, sway.omega, sway.alpha
+    still = SupportLineSway(model, solo_trot(model), SOLO_FOOT_RADIUS, 0.3)
+    assert not np.any(still.theta) and not np.any(still.alpha)
+    inside = slice(2, -2)
+    smooth = np.abs(np.diff(alpha, axis=0)).max(axis=1) < 0.5  # α jumps at the phases' ends
+    smooth = smooth[1:] & smooth[:-1]
+    np.testing.assert_allclose(np.gradient(theta, t, axis=0)[inside], omega[inside], atol=0.05 * np.abs(omega).max())
+    domega = np.gradient(omega, t, axis=0)[1:-1][smooth]
+    np.testing.assert_allclose(domega, alpha[1:-1][smooth], atol=0.05 * np.abs(alpha).max())
+    alone = sway.gait.in_stance(t).sum(axis=1) == 2
+    edges = np.flatnonzero(np.diff(alone.astype(int)))
+    phases = [(a + 1, b + 1) for a, b in zip(edges[::2], edges[1::2], strict=False) if alone[a + 1]]
+    assert len(phases) >= 4
+    data = reference.createData()
+    q, qd, qdd = trot.at_times(t)
+    _, Xd, Xdd = sway.gait.base_x(t)
+    feet = trot.feet(t)[0] - np.array([0.0, 0.0, SOLO_FOOT_RADIUS])
+    checked = 0
+    for a, b in phases:
+        np.testing.assert_allclose(theta[a], -theta[b - 1], atol=1e-9)
+        np.testing.assert_allclose(omega[a], 0.0, atol=1e-12)
+        if Xd[a] < 0.05:
+            continue
+        for i in range(a + 5, b - 5, 20):
+            pair = np.flatnonzero(sway.gait.in_stance(t[i : i + 1])[0])
+            p0, p1 = feet[i, pair]
+            u = (p1 - p0) / np.linalg.norm(p1 - p0)
+            assert np.linalg.norm(np.cross(alpha[i], u)) < 1e-9 * max(1.0, np.linalg.norm(alpha[i]))
+            config, velocity = np.r_[np.zeros(6), 1.0, q[i]], np.r_[Xd[i], np.zeros(5), qd[i]]
+            moments = []
+            for turning in (np.zeros(3), alpha[i]):
+                acceleration = np.r_[np.array([Xdd[i], 0.0, 0.0]) + np.cross(turning, -p0), turning, qdd[i]]
+                wrench = pin.rnea(reference, data, config, velocity, acceleration)[:6]
+                moments.append(u @ (wrench[3:] - np.cross(p0, wrench[:3])))
+            assert abs(moments[1]) <= 0.05 * abs(moments[0]), (t[i], moments)
+            checked += 1
+    assert checked >= 10
