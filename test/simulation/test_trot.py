@@ -50,8 +50,8 @@ def test_solo12_trots_ten_seconds_on_the_nodes_gait_and_better_than_with_static_
     and mid-swing, measured in the same run). Walking, while a diagonal pair stands alone the base
     turns about its support line, which no foot force has a moment about (the swing legs swinging
     forward, the centre of mass crossing the line): on a level reference it turned one way all along
-    each phase, nose up, 2.4-2.5° (five runs); the planner's reference is now that turn, centred
-    (``SupportLineSway``): 1.86-1.95° (three runs; swing feet 2.3-2.5 mm RMS). The hind feet land
+    each phase, nose up, 2.4-3.1° (seven runs); the planner's reference is now that turn, centred
+    (``SupportLineSway``): 1.77-1.95° (four runs; swing feet 2.3-2.5 mm RMS). The hind feet land
     early (impacts: steps up to half an unramped switch's). Without the base feedback the base drifted
     5.7-6.2 cm in the 5 s. The control (every foot a static contact, no planner) crouches and spreads
     its legs, its swing feet pushed down, and falls once walking."""
@@ -70,9 +70,9 @@ def test_solo12_trots_ten_seconds_on_the_nodes_gait_and_better_than_with_static_
         assert score.slip.max() <= 3e-3, span
         assert score.swing_force_node <= 1.0, span
         assert score.swing_force_ground <= 1.0, span
-        assert score.swing_rms <= 5e-3, span  # walking: 2.33-2.51 mm (three runs; 3.9-4.0 on a level reference)
-        assert score.base_position_error <= 0.01, span  # walking: 0.09 cm (three runs)
-        assert score.base_orientation_error <= np.radians(2.0), span  # walking: 1.86-1.95° (three runs)
+        assert score.swing_rms <= 5e-3, span  # walking: 2.33-2.51 mm (four runs; 3.9-4.0 on a level reference)
+        assert score.base_position_error <= 0.01, span  # walking: 0.09 cm (four runs)
+        assert score.base_orientation_error <= np.radians(2.0), span  # walking: 1.77-1.95° (four runs)
     still, walking = gait["in place"], gait["walking"]
     assert still.step_at_events <= 0.2 * still.load_change
     assert walking.step_at_events <= 0.8 * walking.load_change
