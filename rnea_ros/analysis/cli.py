@@ -292,15 +292,16 @@ def main(argv: list[str] | None = None) -> int:
         chunks = open_recording(args.recording, args.topic, args.chunk)
         if args.payload_link and args.payload_link not in model.link_names:
             raise RecordingError(f"--payload-link: '{args.payload_link}' is not a link of the model")
-        links = urdf_link_inertials(model, description) if args.inertia else None
+        links, contexts, still = recorded_links(model, description, args) if args.inertia else (None, None, {})
         identification = (
             Identification(
                 model.joint_names,
                 args.coulomb_width,
                 args.payload_link,
                 links,
-                link_contexts=link_contexts(model, description, links) if links else None,
+                link_contexts=contexts,
                 qdd_noise=choice.qdd_noise if choice is not None else None,
+                still_links=still,
             )
             if args.identify
             else None
@@ -363,6 +364,27 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     print("wrote " + ", ".join(str(p) for p in planned_outputs(args)))
     return 0
+
+
+def recorded_links(model: RobotModel, description: str, args: argparse.Namespace) -> tuple[dict, dict, dict]:
+    """The links whose inertias --inertia identifies, their contexts, and the links left out because their
+    joint is not in the recording (its q held at 0: the link never moves against its parent, and keeps the
+    URDF's inertial), each with why. TIAGo's 40 hand joints are not in its recording: their links' 400
+    columns made --inertia run for over 4 min of CPU without finishing."""
+    links = urdf_link_inertials(model, description)
+    contexts = link_contexts(model, description, links)
+    first = next(open_recording(args.recording, args.topic, args.chunk), None)
+    recorded = set(first.names) if first is not None else set(model.joint_names)
+    still = {
+        name: "its joint is not in the recording"
+        for name, context in contexts.items()
+        if context.joint and context.joint not in recorded
+    }
+    return (
+        {name: inertial for name, inertial in links.items() if name not in still},
+        {name: context for name, context in contexts.items() if name not in still},
+        still,
+    )
 
 
 def validation(args, urdf_model: CorrectedModel, identification, description: str, window: float, conversion) -> str:
@@ -439,7 +461,7 @@ def write_corrected_urdf(identification: Identification, description: str, path:
 def fleet_main(args: argparse.Namespace) -> int:
     """Several recordings of robots with one description: identified one by one (each a task),
     pooled, with a summary per recording that flags the ones that drift."""
-    from rnea_ros.analysis.fleet import FailedRecording, RecordingTask, fleet_table, pooled, run_tasks
+    from rnea_ros.analysis.fleet import FailedRecording, RecordingTask, fleet_table, pooled, replay_lines, run_tasks
 
     try:
         description = load_description(args.urdf, args.recording[0])
@@ -470,6 +492,8 @@ def fleet_main(args: argparse.Namespace) -> int:
     where = f"the Dask cluster at {args.scheduler}" if args.scheduler else f"{max(args.workers, 1)} local worker(s)"
     print(f"{len(results)} recordings, {sum(r.samples for r in results):,} samples, on {where} in {elapsed:.1f} s")
     print(fleet_table(results))
+    for line in replay_lines(results):
+        print(line)
     total = pooled(results)
     print("\npooled over the fleet:")
     print(identification_table(total))

@@ -18,6 +18,7 @@ import numpy as np
 from rnea_ros.analysis.identify import FEATURES, Identification
 from rnea_ros.analysis.pipeline import analyze, chosen_window
 from rnea_ros.analysis.recording import DEFAULT_CHUNK, open_recording
+from rnea_ros.analysis.replay import Replay, find_replay
 from rnea_ros.dynamics.corrections import with_corrections
 from rnea_ros.dynamics.model import RobotModel
 
@@ -48,6 +49,7 @@ class RecordingResult:
     path: str
     samples: int
     identification: Identification
+    replay: Replay | None = None  # the recording replays its own motion (``replay.find_replay``)
 
 
 def analyze_recording(task: RecordingTask) -> RecordingResult:
@@ -70,7 +72,22 @@ def analyze_recording(task: RecordingTask) -> RecordingResult:
         start=task.start,
         end=task.end,
     )
-    return RecordingResult(task.path, analysis.samples, identification)
+    positions = analysis.positions.rows()
+    replay = find_replay(positions[:, 0], positions[:, 1:]) if positions.size else None
+    return RecordingResult(task.path, analysis.samples, identification, replay)
+
+
+def replay_lines(results: list[RecordingResult]) -> list[str]:
+    """Each recording that replays its own motion, named, and what that does to the pool's folds."""
+    lines = []
+    for result in results:
+        if result.replay is not None:
+            lines.append(f"{result.path}: " + result.replay.describe(validating=True))
+            lines.append(
+                "  the pooled fit's folds in time hold its replayed part: validate on a recording left out of "
+                "the pool (rnea_analyze ONE --identify --validate OTHER)"
+            )
+    return lines
 
 
 @dataclass(frozen=True)

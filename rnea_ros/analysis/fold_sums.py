@@ -16,6 +16,7 @@ import numpy as np
 
 FOLD_SAMPLES = 1000  # samples are split into blocks of this many, each block to the next fold
 FOLDS = 5  # each held-out fit sees 80 % of the recording
+STRETCHES = 10  # at most this many contiguous stretches (two neighbours merged into one when there would be more)
 BASE_TOLERANCE = 1e-9  # eigenvalues of a scaled normal matrix below this × the largest are unidentified
 _MAGNITUDES = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
 VELOCITY_EDGES = np.array([-m for m in reversed(_MAGNITUDES)] + [0.0] + _MAGNITUDES)  # rad/s: friction plot bins
@@ -25,7 +26,8 @@ class FoldSums:
     """Per fold and joint: Σ x xᵀ, Σ x r, Σ r², Σ measured², the rows counted; per joint and
     velocity bin: Σ x, Σ r, the rows counted."""
 
-    def __init__(self, joints: int, width: int) -> None:
+    def __init__(self, joints: int, width: int, stretches: bool = True) -> None:
+        """``stretches``: also keep ``StretchSums`` (what chooses the joint terms needs them)."""
         self.samples = 0
         self.count = np.zeros((FOLDS, joints), dtype=np.int64)
         self.xx = np.zeros((FOLDS, joints, width, width))
@@ -35,6 +37,7 @@ class FoldSums:
         self.binned_x = np.zeros((joints, len(VELOCITY_EDGES) + 1, width))
         self.binned_r = np.zeros((joints, len(VELOCITY_EDGES) + 1))
         self.binned_count = np.zeros((joints, len(VELOCITY_EDGES) + 1), dtype=np.int64)
+        self.stretches = StretchSums(joints, width) if stretches else None
 
     def add(self, x: np.ndarray, r: np.ndarray, measured: np.ndarray, ok: np.ndarray, velocity: np.ndarray) -> None:
         """Rows x (N, joints, width) and residuals r (N, joints), zero where not ``ok``."""
@@ -46,14 +49,17 @@ class FoldSums:
             np.add.at(self.binned_count[j], bins[rows, j], 1)
         fold = ((self.samples + np.arange(len(r))) // FOLD_SAMPLES) % FOLDS
         self.samples += len(r)
+        active = np.flatnonzero(ok.any(axis=0))  # the other joints' rows are all zero (not in the recording)
         for k in range(FOLDS):
             rows = fold == k
             self.count[k] += ok[rows].sum(axis=0)
-            by_joint = x[rows].transpose(1, 2, 0)  # (joints, columns, N): one matrix product per joint
-            self.xx[k] += by_joint @ by_joint.transpose(0, 2, 1)
-            self.xr[k] += (by_joint @ r[rows].T[:, :, None])[..., 0]
+            by_joint = x[rows][:, active].transpose(1, 2, 0)  # (joints, columns, N): one matrix product per joint
+            self.xx[k][active] += by_joint @ by_joint.transpose(0, 2, 1)
+            self.xr[k][active] += (by_joint @ r[rows][:, active].T[:, :, None])[..., 0]
             self.rr[k] += (r[rows] ** 2).sum(axis=0)
             self.mm[k] += (np.where(ok[rows], measured[rows], 0.0) ** 2).sum(axis=0)
+        if self.stretches is not None:
+            self.stretches.add(x, r, measured, ok)
 
     def comparable(self, least: int = 10) -> np.ndarray:
         """Per joint: whether at least two folds hold ``least`` of its rows (a recording shorter than
@@ -71,6 +77,8 @@ class FoldSums:
         self.xr += other.xr
         self.rr += other.rr
         self.mm += other.mm
+        if self.stretches is not None:
+            self.stretches.merge(other.stretches)
 
     def held_out_rms(self, j: int, columns: np.ndarray) -> float:
         """Joint j fitted alone on these columns: its residual RMS on each fold, fitted on the others."""
@@ -113,3 +121,80 @@ class FoldSums:
                 xx, xr = self.xx[test, j][np.ix_(c, c)], self.xr[test, j][c]
                 rss[j] += max(self.rr[test, j] - 2 * t @ xr + t @ xx @ t, 0.0)
         return np.sqrt(rss / np.maximum(self.count.sum(axis=0), 1))
+
+
+class StretchSums:
+    """Per contiguous stretch of the recording, in order: Σ x xᵀ, Σ x r, Σ r², Σ measured², the rows
+    counted (as ``FoldSums``' per fold). A stretch holds ``length`` samples (the last fewer); when a
+    new one would make more than STRETCHES, each two neighbours become one and ``length`` doubles."""
+
+    def __init__(self, joints: int, width: int) -> None:
+        self.joints, self.width, self.length = joints, width, FOLD_SAMPLES
+        self.filled: list[int] = []  # samples per stretch
+        self.sums: list[list[np.ndarray]] = []  # per stretch: [count, xx, xr, rr, mm]
+
+    def _new(self) -> list[np.ndarray]:
+        j, w = self.joints, self.width
+        return [np.zeros(j, dtype=np.int64), np.zeros((j, w, w)), np.zeros((j, w)), np.zeros(j), np.zeros(j)]
+
+    def add(self, x: np.ndarray, r: np.ndarray, measured: np.ndarray, ok: np.ndarray) -> None:
+        start = 0
+        while start < len(r):
+            if not self.filled or self.filled[-1] >= self.length:
+                if len(self.filled) == STRETCHES:
+                    self._halve()
+                if not self.filled or self.filled[-1] >= self.length:
+                    self.filled.append(0)
+                    self.sums.append(self._new())
+            end = min(len(r), start + self.length - self.filled[-1])
+            rows = slice(start, end)
+            active = np.flatnonzero(ok[rows].any(axis=0))
+            by_joint = x[rows][:, active].transpose(1, 2, 0)
+            count, xx, xr, rr, mm = self.sums[-1]
+            count += ok[rows].sum(axis=0)
+            xx[active] += by_joint @ by_joint.transpose(0, 2, 1)
+            xr[active] += (by_joint @ r[rows][:, active].T[:, :, None])[..., 0]
+            rr += (r[rows] ** 2).sum(axis=0)
+            mm += (np.where(ok[rows], measured[rows], 0.0) ** 2).sum(axis=0)
+            self.filled[-1] += end - start
+            start = end
+
+    def _halve(self) -> None:
+        """Each two neighbouring stretches become one."""
+        filled, sums = [], []
+        for k in range(0, len(self.filled), 2):
+            pair = range(k, min(k + 2, len(self.filled)))
+            filled.append(sum(self.filled[i] for i in pair))
+            sums.append([sum(self.sums[i][a] for i in pair) for a in range(5)])
+        self.filled, self.sums, self.length = filled, sums, 2 * self.length
+
+    def merge(self, other: StretchSums) -> None:
+        """``other``'s stretches after these (as if its samples had been added here)."""
+        other = StretchSums._copy(other)
+        while other.length < self.length:
+            other._halve()
+        while self.length < other.length:
+            self._halve()
+        self.filled += other.filled
+        self.sums += other.sums
+        while len(self.filled) > STRETCHES:
+            self._halve()
+
+    @staticmethod
+    def _copy(other: StretchSums) -> StretchSums:
+        copy = StretchSums(other.joints, other.width)
+        copy.length, copy.filled = other.length, list(other.filled)
+        copy.sums = [[a.copy() for a in stretch] for stretch in other.sums]
+        return copy
+
+    def _stacked(self, a: int) -> np.ndarray:
+        if self.sums:
+            return np.stack([stretch[a] for stretch in self.sums])
+        return self._new()[a][None][:0]
+
+    # the arrays ``identify_fit.ChosenSums.of`` reads, per stretch (as FoldSums' per fold)
+    count = property(lambda self: self._stacked(0))
+    xx = property(lambda self: self._stacked(1))
+    xr = property(lambda self: self._stacked(2))
+    rr = property(lambda self: self._stacked(3))
+    mm = property(lambda self: self._stacked(4))

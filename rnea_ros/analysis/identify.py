@@ -43,6 +43,7 @@ from rnea_ros.analysis.identify_fit import (
     fold_splits,
     held_out,
     links_with_information,
+    stretch_splits,
 )
 from rnea_ros.analysis.link_inertia import LinkContext, body_problems, margin
 from rnea_ros.dynamics import regressor
@@ -137,6 +138,7 @@ class Identification:
         *,
         link_contexts: Mapping[str, LinkContext] | None = None,
         qdd_noise: np.ndarray | None = None,
+        still_links: Mapping[str, str] | None = None,
     ) -> None:
         """``coulomb_width``: the tanh width [rad/s] (lead 0), or None: width and lead chosen per
         joint among SHAPES by the residual on held-out samples (``fold_sums``).
@@ -144,7 +146,8 @@ class Identification:
         links' inertial parameters, starting from these (the URDF's; ``link_inertia``), each link's
         joint and reach in ``link_contexts`` (``link_inertia.link_contexts``). ``add`` then needs
         their regressor. ``qdd_noise``: per joint, the std of q̈'s noise at the differentiation
-        window (``analysis.window``): an armature whose q̈ is within NOISE_MARGIN of it is not fitted."""
+        window (``analysis.window``): an armature whose q̈ is within NOISE_MARGIN of it is not fitted.
+        ``still_links``: links left out beforehand (no columns), each with why: they keep the URDF's."""
         if payload_link and links:
             raise ValueError("a payload is part of its link's inertia: identify either a payload or the links")
         # beside every link's inertia, a joint's samples where it (nearly) stands still are left out of
@@ -155,11 +158,13 @@ class Identification:
         self.joint_names, self.coulomb_width, self.payload_link = list(joint_names), coulomb_width, payload_link
         self.shapes = SHAPES if coulomb_width is None else ((float(coulomb_width), 0.0),)
         self.links = dict(links or {})
+        self.still_links = dict(still_links or {})
         self.link_contexts = {name: (link_contexts or {}).get(name, LinkContext()) for name in self.links}
         self.qdd_noise = np.full(n, np.nan) if qdd_noise is None else np.asarray(qdd_noise, dtype=float)
         self.payload_columns = PAYLOAD_PARAMETERS * len(self.links) or (PAYLOAD_PARAMETERS if payload_link else 0)
-        # per joint: [Y_j π columns, its terms' columns (regressor.joint_columns)]; sums per fold
-        self.sums = FoldSums(n, self.payload_columns + regressor.column_count(len(self.shapes)))
+        # per joint: [Y_j π columns, its terms' columns (regressor.joint_columns)]; sums per fold (and per
+        # contiguous stretch, on which the joint terms are chosen, unless ``plain`` below has them)
+        self.sums = FoldSums(n, self.payload_columns + regressor.column_count(len(self.shapes)), not links)
         # with the slow samples left out: every sample's joint terms too, on which the terms are chosen
         # (--inertia never fits fewer joint terms than --identify on the same recording)
         self.plain = FoldSums(n, regressor.column_count(len(self.shapes))) if self.min_speed > 0.0 else None
@@ -276,8 +281,9 @@ class Identification:
             {name: e for name, e in r.items() if FEATURES.index(name) not in x}
             for r, x in zip(reasons, excited, strict=True)
         ]
-        moving = [name for name in self.links if self._link_moves(name)]
+        moving = [name for name in self.links if _link_moves(self, name)]
         kept = {name: "its joint does not move in the recording" for name in self.links if name not in moving}
+        kept.update(self.still_links)
         _, silent = links_with_information(self._pooled, excited, [self._shared([n])[0] for n in moving])
         kept.update({moving[l]: SILENT for l in silent})
         alone = self._converged(fitted, held, [], fitted)
@@ -304,10 +310,13 @@ class Identification:
             chosen, _ = choose_shapes(self.plain, self.shapes, 0)
             columns = [shape_columns(k, 0, len(self.shapes)) for k in chosen]
             sums, splits, P = ChosenSums.of(self.plain, columns, range(FOLDS)), fold_splits(self.plain, columns), 0
+            stretches = stretch_splits(self.plain, columns)
+        else:
+            stretches = stretch_splits(self.sums, [shape_columns(k, P, len(self.shapes)) for k in self._chosen])
         fitted, held = initial_terms(sums, P, self.qdd_noise)
         # a payload's columns beside each joint's terms (with links: every sample's joint terms alone)
         free = P if self.plain is None else 0
-        choice = choose_terms(sums, splits, fitted, P, negative_armature=bool(self.links), free=free)
+        choice = choose_terms(sums, splits, fitted, P, bool(self.links), free, stretches)
         for reasons, why in zip(held, choice.why, strict=True):
             reasons.update({FEATURES[k]: Estimate(None, np.nan, text) for k, text in why.items()})
         return choice.fitted, held
@@ -353,11 +362,6 @@ class Identification:
         priors = LinkPriors([self.links[n].parameters() for n in links], [margin(self.links[n]) for n in links])
         return (np.concatenate(columns) if columns else np.zeros(0, dtype=int)), priors
 
-    def _link_moves(self, link: str) -> bool:
-        """Whether the joint of the link's body moved in the recording (unknown joint: assumed)."""
-        joint = self.link_contexts[link].joint
-        return joint not in self.joint_names or self.peak_speed[self.joint_names.index(joint)] >= STICTION_SPEED
-
     def _choose_shapes(self) -> None:
         """Per joint, the Coulomb shape (``coulomb_shapes``); then the sums, pooled and per fold,
         with that shape's column alone."""
@@ -373,6 +377,12 @@ class Identification:
         """The joint's Coulomb width and lead."""
         width, lead = self.chosen_shapes[j]
         return float(width), float(lead)
+
+
+def _link_moves(identification: Identification, link: str) -> bool:
+    """Whether the joint of the link's body moved in the recording (unknown joint: assumed)."""
+    joint, names = identification.link_contexts[link].joint, identification.joint_names
+    return joint not in names or identification.peak_speed[names.index(joint)] >= STICTION_SPEED
 
 
 def joint_result(

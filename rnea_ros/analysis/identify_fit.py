@@ -117,6 +117,17 @@ def fold_splits(sums: FoldSums, columns: Sequence[np.ndarray]) -> list[tuple[Cho
     ]
 
 
+def stretch_splits(sums: FoldSums, columns: Sequence[np.ndarray]) -> list[tuple[ChosenSums, ChosenSums]]:
+    """(training, test) sums per contiguous stretch of the recording (``fold_sums.StretchSums``): the
+    test sums are the stretch's, the training sums all the others'."""
+    stretches = sums.stretches
+    n = len(stretches.filled) if stretches is not None else 0
+    return [
+        (ChosenSums.of(stretches, columns, [k for k in range(n) if k != t]), ChosenSums.of(stretches, columns, (t,)))
+        for t in range(n)
+    ]
+
+
 def held_out(
     splits: Sequence[tuple[ChosenSums, ChosenSums]],
     fitted: Sequence[Sequence[int]],
@@ -192,6 +203,7 @@ def choose_terms(
     shared: int,
     negative_armature: bool = False,
     free: int = 0,
+    stretches: Sequence[tuple[ChosenSums, ChosenSums]] = (),
 ) -> TermChoice:
     """Per joint, alone (a joint's terms do not depend on another's), which of its ``candidates`` (the
     terms the recording excites) are fitted, one term at a time:
@@ -205,7 +217,12 @@ def choose_terms(
     3. a term that makes the joint worse held out (leaving it out lowers the held-out mean square by more
        than WORSE_MARGIN standard errors over the folds) is left out, the one whose removal lowers it most
        first; then, while the terms predict held-out samples worse than the URDF alone, the term whose
-       removal lowers the residual most.
+       removal lowers the residual most;
+    4. the same on ``stretches`` (``stretch_splits``: each contiguous stretch of the recording held out
+       in turn): while the terms predict them worse than the URDF alone, the term whose removal lowers
+       that residual most is left out (a fold's test blocks lie between its training blocks: a term
+       standing in for the rigid body's error in the poses recorded looks better there than on motion
+       of its own).
 
     ``shared``: the columns before the terms' in the sums; ``free``: how many of them (a payload's) are
     fitted beside each joint's terms (the fit that will be written holds them: without them a payload's
@@ -217,7 +234,7 @@ def choose_terms(
         if pooled.count[j] >= MIN_SAMPLES:
             joint = _JointAlone(pooled, splits, j, shared, free)
             _resolve(joint, terms, reasons, negative_armature)
-            scores[j] = _prune(joint, terms, reasons)
+            scores[j] = _prune(joint, terms, reasons, _JointAlone(pooled, stretches, j, shared, free))
         fitted.append(terms)
         why.append(reasons)
     return TermChoice(fitted, why, urdf, scores)
@@ -323,9 +340,10 @@ def _resolve(joint: _JointAlone, terms: list[int], reasons: dict, negative_armat
         terms.remove(k)
 
 
-def _prune(joint: _JointAlone, terms: list[int], reasons: dict) -> float:
-    """Leaves out the terms that make the joint worse held out (see ``choose_terms``); returns the
-    joint's held-out residual RMS with the terms kept."""
+def _prune(joint: _JointAlone, terms: list[int], reasons: dict, stretches: _JointAlone) -> float:
+    """Leaves out the terms that make the joint worse held out (see ``choose_terms``: ``joint`` on the
+    folds, ``stretches`` on the contiguous stretches); returns the joint's held-out residual RMS on the
+    folds with the terms kept (the URDF's without any)."""
     score = joint.held_out(terms)
     while terms:
         worse = []
@@ -342,17 +360,29 @@ def _prune(joint: _JointAlone, terms: list[int], reasons: dict) -> float:
         )
         terms.remove(k)
         score = without
+    score = _not_worse_than_urdf(joint, terms, reasons, score, "held-out samples")
+    if terms and stretches.splits:
+        what, kept = "held-out stretches of the recording", len(terms)
+        _not_worse_than_urdf(stretches, terms, reasons, stretches.held_out(terms), what)
+        if len(terms) < kept:
+            score = joint.held_out(terms)
+    return score.rms
+
+
+def _not_worse_than_urdf(joint: _JointAlone, terms: list[int], reasons: dict, score: _Folds, what: str) -> _Folds:
+    """While the joint's terms predict ``joint``'s held-out samples worse than the URDF alone, leaves out
+    the term whose removal lowers that residual most; returns the residual with the terms kept."""
     urdf = joint.held_out([])
     while terms and not score.rms <= urdf.rms:
         without, k = min(_leaving_out(joint, terms, terms), key=lambda trial: trial[0].rms)
         reasons[k] = (
-            f"left out: with it the joint's terms predict held-out samples worse than the URDF "
+            f"left out: with it the joint's terms predict {what} worse than the URDF "
             f"({score.rms:.6g} with it, the URDF's {urdf.rms:.6g}: {score.rms - urdf.rms:.3g} more; "
             f"{without.rms:.6g} without it)"
         )
         terms.remove(k)
         score = without
-    return score.rms if terms else urdf.rms
+    return score
 
 
 def _leaving_out(joint: _JointAlone, terms: list[int], out: Sequence[int]) -> list[tuple[_Folds, int]]:

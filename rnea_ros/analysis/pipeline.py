@@ -22,7 +22,7 @@ from rnea_ros.analysis.replay import GRID_POINTS
 from rnea_ros.analysis.window import WindowChoice, choose_window
 from rnea_ros.dynamics.corrections import CorrectedModel, with_corrections
 from rnea_ros.dynamics.model import RobotModel
-from rnea_ros.dynamics.regressor import link_regressor, links_regressor
+from rnea_ros.dynamics.regressor import friction_law_columns, link_regressor, links_regressor
 
 PLOT_POINTS = 20_000
 MIN_SAMPLES = 100  # fewer samples say nothing about a robot's dynamics (a fit of 9 gave nan and a scale of 2.4)
@@ -46,10 +46,11 @@ class JointFits:
     def add(self, measured: np.ndarray, model: np.ndarray, qd: np.ndarray) -> None:
         ok = np.isfinite(measured) & np.isfinite(model) & np.isfinite(qd)
         m, p, v = np.where(ok, measured, 0.0), np.where(ok, model, 0.0), np.where(ok, qd, 0.0)
-        one, sign, r = ok.astype(float), np.sign(v), m - p
+        r = m - p
         self.n += ok.sum(axis=0)
         self.sums += [m.sum(0), p.sum(0), (m * m).sum(0), (p * p).sum(0), (m * p).sum(0), (r * r).sum(0)]
-        features = (v, sign, one)
+        columns = friction_law_columns(v) * ok[..., None]  # the regressor module's terms: q̇, sign(q̇), 1
+        features = tuple(columns[..., a] for a in range(3))
         for a in range(3):
             self.friction_rhs[:, a] += (features[a] * r).sum(0)
             for b in range(a, 3):

@@ -38,6 +38,7 @@ import numpy as np
 
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
 from rnea_ros.analysis.recording import JointChunk
+from rnea_ros.dynamics.regressor import DEFAULT_COULOMB_WIDTH, joint_columns
 
 # window lengths in samples at the median rate
 CANDIDATE_SAMPLES = (5, 7, 9, 13, 17, 25, 35, 51, 71, 101, 141, 201, 281, 401)
@@ -45,7 +46,6 @@ MAX_WINDOW = 0.5  # s: beyond, the fit is no longer local for any robot's motion
 FOLD_SAMPLES = 1_000  # samples per block of the two folds (fewer in short recordings)
 SCORE_TOLERANCE = 0.01  # relative: held-out residuals closer than this are the same to the data
 MAX_LEFT_OUT = 0.001  # a window leaving out more than this fraction of what a longer one covers is not chosen
-COULOMB_WIDTH = 0.01  # rad/s: the tanh of the joint terms while scoring (the fit's own width comes later)
 
 
 @dataclass(frozen=True)
@@ -141,8 +141,8 @@ def _held_out_score(corrected, samples: JointChunk, qd, qdd, usable, measured) -
     total = 0.0
     for j in np.flatnonzero(measured):
         ok = np.isfinite(residual[:, j])
-        joint_terms = [qd[:, j], np.tanh(qd[:, j] / COULOMB_WIDTH), qdd[:, j], np.ones(len(q))]
-        features = np.column_stack([*joint_terms, model[:, j]])  # a scale absorbs a wrong URDF's gross error
+        joint_terms = joint_columns(qd[:, j], qdd[:, j], [(DEFAULT_COULOMB_WIDTH, 0.0)])  # the regressor's terms
+        features = np.column_stack([joint_terms, model[:, j]])  # a scale absorbs a wrong URDF's gross error
         squared, count = 0.0, 0
         for train in (0, 1):
             fit_rows, test_rows = ok & (fold == train), ok & (fold != train)

@@ -60,7 +60,9 @@ def _viscous(qd, qdd, width, lead):
 
 
 def _coulomb(qd, qdd, width, lead):
-    return np.tanh((qd + lead * qdd) / width)
+    if np.all(np.asarray(width) > 0.0):
+        return np.tanh((qd + lead * qdd) / width)
+    return np.sign(qd + lead * qdd)  # width 0: tanh's limit, the step (rnea_analyze's summary table)
 
 
 def _armature(qd, qdd, width, lead):
@@ -125,6 +127,14 @@ def joint_columns(qd: np.ndarray, qdd: np.ndarray, shapes: Sequence[tuple[float,
         for width, lead in shapes if term.shaped else (SHAPE_DEFAULTS,):
             columns.append(np.broadcast_to(term.column(qd, qdd, width, lead), np.shape(qd)))
     return np.stack(columns, axis=-1)
+
+
+def friction_law_columns(qd: np.ndarray) -> np.ndarray:
+    """(..., 3): the columns of the quick friction law viscous·q̇ + Coulomb·sign(q̇) + offset (rnea_analyze's
+    summary table): ``joint_columns``' viscous, Coulomb at width 0 (the step) and offset, at q̈ = 0."""
+    where = term_columns(1)
+    kept = [where[t.name][0] for t in JOINT_TERMS if t.friction or t.excited_by == "constant"]
+    return joint_columns(qd, np.zeros_like(qd), [(0.0, 0.0)])[..., kept]
 
 
 def column_count(shapes: int) -> int:

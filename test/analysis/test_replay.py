@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
+from rnea_ros.analysis.cli import main
 from rnea_ros.analysis.replay import find_replay
 from rnea_ros.testing.panda_recording import RECORDING, panda_urdf, read_recording, rnea_analyze
 from rnea_ros.testing.recorded_data import Simulation, true_efforts, write_csv
@@ -85,6 +86,24 @@ def test_rnea_analyze_says_nothing_of_a_recording_that_does_not_repeat(tmp_path)
     run = analyze(tmp_path, arm_recording(14.0, 100.0, repeats=False, seed=3))
     assert run.code == 0, run.output
     assert "replay" not in run.output, run.output
+
+
+def test_several_recordings_each_replaying_itself_is_named(tmp_path, capsys):
+    """Several recordings (rnea_analyze's fleet path, their fits pooled): the one that replays its own
+    motion is named with its period, the other is not (before, only one recording was checked)."""
+    (tmp_path / "arm.urdf").write_text(ARM_URDF)
+    repeated = write_csv(tmp_path / "repeated.csv", arm_recording(14.0, 100.0, repeats=True, seed=3))
+    fresh = write_csv(tmp_path / "fresh.csv", arm_recording(14.0, 100.0, repeats=False, seed=3))
+    argv = [str(repeated), str(fresh), "--urdf", str(tmp_path / "arm.urdf"), "--window", "0.1"]
+    assert main([*argv, "--workers", "1", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    said = re.search(
+        rf"{re.escape(str(repeated))}: replay: the recording repeats its motion: .* ([\d.]+) s earlier", out
+    )
+    assert said is not None, out
+    assert float(said[1]) == pytest.approx(PERIOD, abs=0.03), out
+    assert f"{fresh}: replay" not in out, out
+    assert "the pooled fit's folds in time hold its replayed part" in out, out
 
 
 @pytest.mark.skipif(not RECORDING.is_dir(), reason=f"the real recording is not beside the checkout ({RECORDING})")
