@@ -16,9 +16,9 @@ Across recordings: a second real robot, PAL's TIAGo (torso and arm, ~100 Hz, 80 
 FIGAROH's authors, github.com/thanhndv212/figaroh-plus, Apache-2.0, read at run time from a git
 directory of it and never copied: ``rnea_ros/testing/tiago_recording.py``): identified on one half
 (``--identify``) and run on the other half as a second recording (``--validate``), both ways round
-(not ``--inertia``: with the hand's 40 joints in the model it ran over 4 min of CPU under load 30
-without finishing); its efforts are motor currents (``--effort-conversion``), its
-wrist's are not measured.
+(not ``--inertia``: it now finishes, the hand's links not in the recording left out, but five links
+come out at their 1 % mass floor: docs/real-recordings.md); its efforts are motor currents
+(``--effort-conversion``), its wrist's are not measured.
 
     python benchmarks/real_recording.py [--paper-model <checkout of FrankaEmikaPandaDynModel>]
                                            # writes docs/figures/real_recording.md
