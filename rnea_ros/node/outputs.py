@@ -21,7 +21,11 @@ from rnea_ros.node import messages
 if TYPE_CHECKING:
     from rclpy.node import Node
 
-LISTENERS_PERIOD = 0.5  # [s] how often controller_state's subscribers are counted
+# [s] how often a topic's subscribers are counted while it has some, and while it has none (a
+# subscriber that comes is served within UNHEARD_PERIOD of its match: what came before would not
+# have reached it anyway)
+LISTENED_PERIOD = 0.5
+UNHEARD_PERIOD = 0.02
 
 
 class OutputMessages:
@@ -67,6 +71,24 @@ def fill_controller_state(msg: JointTrajectoryControllerState, outputs: Outputs,
     msg.output = JointTrajectoryPoint(effort=messages.as_float64_array(outputs.commands))
 
 
+LAZY = ("efforts", "gravity", "residual", "contacts", "contact_states", "controller_state")  # published when heard
+
+
+class Listened:
+    """Whether a publisher's topic has subscribers, counted at most every LISTENED_PERIOD while it
+    has, every UNHEARD_PERIOD while it has none (a count costs ~9 µs, a publish several times that)."""
+
+    def __init__(self, publisher) -> None:
+        self.publisher, self.heard, self.next_count = publisher, False, -math.inf
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if now >= self.next_count:
+            self.heard = self.publisher.get_subscription_count() > 0
+            self.next_count = now + (LISTENED_PERIOD if self.heard else UNHEARD_PERIOD)
+        return self.heard
+
+
 class OutputPublishers:
     """Every topic rnea_node publishes; ``publish`` sends the outputs of one state."""
 
@@ -89,46 +111,50 @@ class OutputPublishers:
         self.contacts = publisher(WrenchStamped, "estimated_contact_wrenches")
         self.contact_states = publisher(JointState, "contact_states")
         self.controller_state = publisher(JointTrajectoryControllerState, "~/controller_state")
-        self._state_listened, self._state_checked = False, -math.inf
+        self._heard = {name: Listened(getattr(self, name)) for name in LAZY}
         self._messages: OutputMessages | None = None  # touched by the joint_states thread only
 
     def publish(self, outputs: Outputs, header) -> None:
-        """effort_commands first (it is what a controller waits for), then the other outputs."""
+        """effort_commands always, first (it is what a controller waits for); the other outputs only
+        to topics that have subscribers: each publish costs rclpy's conversion and a DDS write (a
+        legged robot's nine messages were three quarters of its answer's time)."""
         out = self._messages
         if out is None or out.live is not outputs.live:
             out = self._messages = OutputMessages(outputs.live)
         out.commands.data = messages.as_float64_array(outputs.commands)
         self.commands.publish(out.commands)
+        heard = {name: listened() for name, listened in self._heard.items()}
         position = messages.as_float64_array(outputs.q)
-        efforts = out.efforts
-        efforts.header, efforts.position = header, position
-        efforts.velocity, efforts.effort = messages.as_float64_array(outputs.qd), messages.as_float64_array(outputs.tau)
-        self.efforts.publish(efforts)
-        gravity = out.gravity
-        gravity.header, gravity.position, gravity.effort = header, position, messages.as_float64_array(outputs.gravity)
-        self.gravity.publish(gravity)
-        if outputs.base_residual is not None:
+        if heard["efforts"]:
+            efforts = out.efforts
+            efforts.header, efforts.position = header, position
+            efforts.velocity = messages.as_float64_array(outputs.qd)
+            efforts.effort = messages.as_float64_array(outputs.tau)
+            self.efforts.publish(efforts)
+        if heard["gravity"]:
+            gravity = out.gravity
+            gravity.header, gravity.position = header, position
+            gravity.effort = messages.as_float64_array(outputs.gravity)
+            self.gravity.publish(gravity)
+        if outputs.base_residual is not None and heard["residual"]:
             self._publish_wrench(self.residual, out.residual, header, outputs.base_residual)
         if outputs.wrenches is not None:
-            wrenches = outputs.wrenches.reshape(-1, 6)
+            self._publish_contacts(out, outputs, header, heard)
+        if outputs.inputs is not None and heard["controller_state"]:
+            fill_controller_state(out.controller_state, outputs, header)
+            self.controller_state.publish(out.controller_state)
+
+    def _publish_contacts(self, out: OutputMessages, outputs: Outputs, header, heard: dict[str, bool]) -> None:
+        wrenches = outputs.wrenches.reshape(-1, 6)
+        if heard["contacts"]:
             for msg, wrench in zip(out.contacts, wrenches, strict=True):
                 self._publish_wrench(self.contacts, msg, header, wrench)
+        if heard["contact_states"]:
             states = out.contact_states
             states.header = header
             states.position = messages.as_float64_array(out.all_in_stance if outputs.stance is None else outputs.stance)
             states.effort = messages.as_float64_array(np.linalg.norm(wrenches[:, :3], axis=1))
             self.contact_states.publish(states)
-        if outputs.inputs is not None and self._controller_state_listened():
-            fill_controller_state(out.controller_state, outputs, header)
-            self.controller_state.publish(out.controller_state)
-
-    def _controller_state_listened(self) -> bool:
-        """Whether controller_state has subscribers, asked at most every LISTENERS_PERIOD (the question
-        costs ~9 µs, a tenth of a state's answer): the state is for plots, filled only when plotted."""
-        now = time.monotonic()
-        if now - self._state_checked > LISTENERS_PERIOD:
-            self._state_listened, self._state_checked = self.controller_state.get_subscription_count() > 0, now
-        return self._state_listened
 
     @staticmethod
     def _publish_wrench(publisher, msg: WrenchStamped, header, wrench: np.ndarray) -> None:
