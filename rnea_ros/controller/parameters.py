@@ -418,6 +418,19 @@ NODE_PARAMETERS += (
         details="A reliable subscription with only best-effort publishers is a WARN on the console.",
     ),
     ParameterSpec(
+        "joint_states_depth",
+        "int",
+        50,
+        "joint_states messages that may wait for the node (its subscription's history depth); 1: the newest "
+        "alone, so that a node that falls behind answers the present state instead of a backlog.",
+        read_only=True,
+        range=(1, 10000),
+        details="50 (the default) keeps every message of a 2 kHz driver through a 25 ms hiccup: each is merged and "
+        "answered late. A controller whose commands are useless late (a walking robot's feed-forward, with the PD "
+        "in its motor drivers) wants 1; with several joint_states publishers, each holding part of the joints, "
+        "a message replaced before it is read is then lost.",
+    ),
+    ParameterSpec(
         "joint_names",
         "string_array",
         (),

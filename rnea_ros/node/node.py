@@ -183,7 +183,8 @@ class RneaNode(Node):
         main = inputs.BY_TOPIC["joint_states"]
         reliable = settings.joint_states_qos == "reliable"  # else sensor_data: best effort, as drivers publish
         qos = QoSProfile(
-            depth=main.depth, reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT
+            depth=settings.joint_states_depth,
+            reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
         )
         main_type = messages.READERS[main.topic].message_type
         self.joint_states = DedicatedSubscription(self, main_type, main.topic, self._taker(main), qos)

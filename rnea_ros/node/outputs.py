@@ -45,6 +45,7 @@ class OutputMessages:
         self.controller_state = JointTrajectoryControllerState(
             joint_names=[names[j] for j in live.bound.command_order], speed_scaling_factor=1.0
         )
+        self.joint_commands = JointState(name=[names[j] for j in live.bound.command_order])
 
 
 def fill_controller_state(msg: JointTrajectoryControllerState, outputs: Outputs, header) -> None:
@@ -71,7 +72,22 @@ def fill_controller_state(msg: JointTrajectoryControllerState, outputs: Outputs,
     msg.output = JointTrajectoryPoint(effort=messages.as_float64_array(outputs.commands))
 
 
-LAZY = ("efforts", "gravity", "residual", "contacts", "contact_states", "controller_state")  # published when heard
+def fill_joint_commands(msg: JointState, outputs: Outputs, header) -> None:
+    """``msg`` (its names the command joints) filled for a driver that closes the joints' PD itself
+    (a legged robot's motor drivers): position and velocity the reference in force (empty without
+    one), effort the effort commands; stamped with the joint_states it answers."""
+    inputs, rows = outputs.inputs, outputs.live.bound.command_order
+    msg.header = header
+    if inputs is not None and inputs.q_desired is not None:
+        msg.position = messages.as_float64_array(inputs.q_desired[rows])
+        msg.velocity = messages.as_float64_array(inputs.qd_desired[rows])
+    else:
+        msg.position, msg.velocity = messages.as_float64_array(()), messages.as_float64_array(())
+    msg.effort = messages.as_float64_array(outputs.commands)
+
+
+# published only when heard
+LAZY = ("efforts", "gravity", "residual", "contacts", "contact_states", "controller_state", "joint_commands")
 
 
 class Listened:
@@ -111,6 +127,7 @@ class OutputPublishers:
         self.contacts = publisher(WrenchStamped, "estimated_contact_wrenches")
         self.contact_states = publisher(JointState, "contact_states")
         self.controller_state = publisher(JointTrajectoryControllerState, "~/controller_state")
+        self.joint_commands = publisher(JointState, "joint_commands")
         self._heard = {name: Listened(getattr(self, name)) for name in LAZY}
         self._messages: OutputMessages | None = None  # touched by the joint_states thread only
 
@@ -143,6 +160,9 @@ class OutputPublishers:
         if outputs.inputs is not None and heard["controller_state"]:
             fill_controller_state(out.controller_state, outputs, header)
             self.controller_state.publish(out.controller_state)
+        if heard["joint_commands"]:
+            fill_joint_commands(out.joint_commands, outputs, header)
+            self.joint_commands.publish(out.joint_commands)
 
     def _publish_contacts(self, out: OutputMessages, outputs: Outputs, header, heard: dict[str, bool]) -> None:
         wrenches = outputs.wrenches.reshape(-1, 6)

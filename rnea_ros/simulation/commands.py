@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 import numpy as np
 
+MAX_EXTRAPOLATION = 0.05  # s: motor_pd moves a reference on by its velocity this far at most
+AGES_KEPT = 10_000  # commands whose age at arrival motor_pd keeps for its counts
 STALE_CONTROLLER = 0.1  # s of simulated time without commands after which lockstep stops waiting for them
 
 
@@ -98,3 +101,86 @@ class EffortCommands:
         command = self.latest
         patience = self.command_timeout or STALE_CONTROLLER
         return command is None or robot.time - command[1] <= patience
+
+
+class MotorPdCommands(EffortCommands):
+    """``controller: motor_pd``: a driver that closes each joint's PD itself, as legged robots' motor
+    drivers do (Unitree's, Solo's), and takes from its controller, per joint by name, a reference and
+    a feed-forward: ``sensor_msgs/JointState`` (rnea_node's ``joint_commands``), stamped with the state
+    it answers. At every physics step, from the newest command,
+
+        effort = effort + kp (position + velocity·age − q) + kd (velocity − q̇),
+
+    age the time since the state it answers (at most MAX_EXTRAPOLATION); without position and
+    velocity: the effort alone."""
+
+    def __init__(self, logger, command_timeout: float, release_after_commands: int, kp, kd) -> None:
+        super().__init__(logger, command_timeout, release_after_commands)
+        self.kp, self.kd = np.asarray(kp, dtype=float), np.asarray(kd, dtype=float)
+        self.reference: tuple[np.ndarray, np.ndarray, float] | None = None  # (q, q̇, its time) of the command in force
+        self._order: tuple[tuple[str, ...], np.ndarray | None] = ((), None)  # (names, their rows in joints)
+        self._state_rows: np.ndarray | None = None  # the command joints' rows in the robot's state
+        self.ages: deque[float] = deque(maxlen=AGES_KEPT)  # simulated time from a state to its command's arrival
+
+    def age_counts(self) -> dict[str, float]:
+        """The commands' age at arrival (from the state they answer), p50 and max of the last AGES_KEPT [ms]."""
+        ages = np.array(self.ages) if self.ages else np.zeros(1)
+        return {
+            "command_age_p50_ms": round(float(np.median(ages)) * 1e3, 3),
+            "command_age_max_ms": round(float(ages.max()) * 1e3, 3),
+        }
+
+    def on_joint_command(self, names, position, velocity, effort, robot, answered: float) -> None:
+        """One JointState command, answering the state of simulated time ``answered`` (its stamp): its
+        names any order of the robot's ``command_joints``; refused (a log line each second at most) when
+        they are not, or its values not finite or not one per name."""
+        if robot is None:
+            return
+        self.received += 1
+        self.ages.append(robot.time - answered)
+        order = self._rows(tuple(names), robot.command_joints)
+        n = len(names)
+        problem = None
+        if order is None:
+            problem = f"its joints {list(names)} are not this simulator's joints {list(robot.command_joints)}"
+        elif len(effort) != n or len(position) not in (0, n) or len(velocity) != len(position):
+            problem = f"{len(position)} positions, {len(velocity)} velocities, {len(effort)} efforts for {n} names"
+        if problem is None:
+            to_joints = np.argsort(order)
+            values = [np.asarray(v, dtype=float) for v in (effort, position, velocity)]
+            values = [v[to_joints] if len(v) else v for v in values]
+            if not all(np.all(np.isfinite(v)) for v in values):
+                problem = "values that are not finite"
+        if problem is not None:
+            self.refused += 1
+            self.logger.error(f"joint command refused: {problem}", throttle_duration_sec=1.0)
+            return
+        effort, position, velocity = values
+        self.reference = (position, velocity, answered) if len(position) else None
+        self.latest = (effort, robot.time)
+        self.accepted += 1
+        self.arrived.set()
+
+    def _rows(self, names: tuple[str, ...], joints: list[str]) -> np.ndarray | None:
+        """Where each name is in ``joints`` (None unless the names are ``joints`` in some order)."""
+        known, rows = self._order
+        if names != known:
+            rows = np.array([joints.index(name) for name in names]) if sorted(names) == sorted(joints) else None
+            self._order = (names, rows)
+        return rows
+
+    def efforts(self, robot) -> np.ndarray | None:
+        """The feed-forward plus the PD on the reference in force; zeros when stale, None while the brakes hold."""
+        command, reference = self.latest, self.reference
+        stale = command is not None and self.command_timeout > 0.0 and robot.time - command[1] > self.command_timeout
+        feed_forward = super().efforts(robot)
+        if feed_forward is None or reference is None or stale:
+            return feed_forward
+        if self._state_rows is None:
+            self._state_rows = np.array([robot.joint_names.index(name) for name in robot.command_joints])
+        q, qd = robot.positions()[self._state_rows], robot.velocities()[self._state_rows]
+        position, velocity, answered = reference
+        # the reference moved on by its velocity from the state it answers (a first-order hold): a
+        # reference held as it came lags by the command's age (4-8 ms cost a trotting leg ~1° RMS)
+        ahead = min(max(robot.time - answered, 0.0), MAX_EXTRAPOLATION)
+        return feed_forward + self.kp * (position + velocity * ahead - q) + self.kd * (velocity - qd)

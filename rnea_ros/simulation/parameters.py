@@ -226,9 +226,11 @@ SIM_PARAMETERS += (
         "forward_effort",
         "forward_effort: efforts on commands_topic, as a JointGroupEffortController; joint_trajectory: a "
         "joint_trajectory_controller stand-in inside the step loop (effort = the trajectory's effort + PID), "
-        "trajectories on trajectory_topic.",
+        "trajectories on trajectory_topic; motor_pd: a driver that closes each joint's PD at every step, as legged "
+        "robots' motor drivers do, on sensor_msgs/JointState commands on commands_topic (rnea_node's joint_commands: "
+        "position, velocity, effort by name; effort = effort + pid_p (position - q) + pid_d (velocity - q̇)).",
         read_only=True,
-        choices=("forward_effort", "joint_trajectory"),
+        choices=("forward_effort", "joint_trajectory", "motor_pd"),
     ),
     ParameterSpec(
         "trajectory_topic",
@@ -238,10 +240,16 @@ SIM_PARAMETERS += (
         read_only=True,
     ),
     ParameterSpec(
-        "pid_p", "double_array", (0.0,), "joint_trajectory: PID p per joint of `joints` (one: all).", read_only=True
+        "pid_p",
+        "double_array",
+        (0.0,),
+        "joint_trajectory and motor_pd: PID p per joint of `joints` (one: all).",
+        read_only=True,
     ),
     ParameterSpec("pid_i", "double_array", (0.0,), "joint_trajectory: PID i per joint (one: all).", read_only=True),
-    ParameterSpec("pid_d", "double_array", (0.0,), "joint_trajectory: PID d per joint (one: all).", read_only=True),
+    ParameterSpec(
+        "pid_d", "double_array", (0.0,), "joint_trajectory and motor_pd: PID d per joint (one: all).", read_only=True
+    ),
     ParameterSpec(
         "pid_i_clamp", "double_array", (0.0,), "joint_trajectory: bound of the integral term per joint.", read_only=True
     ),

@@ -8,7 +8,9 @@ command holds until the next; one of the wrong length, not finite, or whose layo
 joints or another order than ``joints`` (rnea_node labels its commands with its joints) is refused;
 none for ``command_timeout`` (simulated time; 0: never, the last command holds as in a
 JointGroupEffortController, which has no timeout) gives zero effort and a warning. Until the first
-commands (``release_after_commands``) the robot is held, as by its brakes.
+commands (``release_after_commands``) the robot is held, as by its brakes. With ``controller:
+motor_pd`` the commands are ``sensor_msgs/JointState`` (a reference and a feed-forward per joint, by
+name) and the PD is closed at every step, as legged robots' motor drivers do (``commands``).
 
 Two clocks: ``realtime`` paces the physics to the wall clock (a driver's control loop); without
 it (lockstep, for tests and figures) each step also waits, at most ``lockstep_timeout`` of wall
@@ -44,10 +46,10 @@ from rnea_ros.plumbing.ros_parameters import declare
 from rnea_ros.plumbing.signals import join_signal_thread
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.plumbing.threads import quiet_after_shutdown
-from rnea_ros.simulation.commands import EffortCommands
+from rnea_ros.simulation.commands import EffortCommands, MotorPdCommands
 from rnea_ros.simulation.jtc_stand_in import JtcStandIn
 from rnea_ros.simulation.lockstep import Lockstep
-from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings
+from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings, per_joint
 from rnea_ros.simulation.record import Record, unwritable
 from rnea_ros.simulation.sim_report import counts, diagnostics, summary
 from rnea_ros.simulation.state_publishers import StatePublishers
@@ -83,8 +85,12 @@ class SimNode(Node):
         self.record = Record(p.record_file, p.floating_base, logger) if p.record_file else None
         self._stop = threading.Event()
         self.outputs = StatePublishers(self, p)
-        self.commands = EffortCommands(logger, p.command_timeout, p.release_after_commands)
-        self.subscription = DedicatedSubscription(self, Float64MultiArray, p.commands_topic, self._on_command, 10)
+        if p.controller == "motor_pd":
+            self.commands = MotorPdCommands(logger, p.command_timeout, p.release_after_commands, p.pid_p, p.pid_d)
+            self.subscription = DedicatedSubscription(self, JointState, p.commands_topic, self._on_joint_command, 10)
+        else:
+            self.commands = EffortCommands(logger, p.command_timeout, p.release_after_commands)
+            self.subscription = DedicatedSubscription(self, Float64MultiArray, p.commands_topic, self._on_command, 10)
         self.lockstep = Lockstep(
             self.commands,
             p.lockstep_timeout,
@@ -136,6 +142,15 @@ class SimNode(Node):
                     self.jtc, self.p.rate, self.p.controller_delay, self.get_logger()
                 )
             where = f"a joint_trajectory_controller stand-in on '{self.resolve_topic_name(self.p.trajectory_topic)}'"
+        elif self.p.controller == "motor_pd":
+            try:
+                self.commands.kp, self.commands.kd = (
+                    np.array(per_joint(getattr(self.p, name), len(joints), name)) for name in ("pid_p", "pid_d")
+                )
+            except ValueError as error:
+                self._stop_at_start(f"cannot simulate with these gains: {error}")
+                return
+            where = f"joint commands (reference and feed-forward, PD in the driver) on '{self.subscription.topic_name}'"
         else:
             where = f"commands on '{self.subscription.topic_name}'"
         self.robot = robot
@@ -169,6 +184,10 @@ class SimNode(Node):
     def _on_command(self, msg: Float64MultiArray) -> None:
         dim = msg.layout.dim
         self.commands.on_message(msg.data, self.robot, dim[0].label if dim else "")
+
+    def _on_joint_command(self, msg: JointState) -> None:
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 - self._start_wall
+        self.commands.on_joint_command(msg.name, msg.position, msg.velocity, msg.effort, self.robot, stamp)
 
     def _on_answer(self, msg: JointState) -> None:
         self.lockstep.on_answer((msg.header.stamp.sec, msg.header.stamp.nanosec))

@@ -25,6 +25,8 @@ def counts(sim) -> dict[str, int | float]:
         values |= {"trajectories_taken": sim.jtc.controller.trajectories, "trajectories_refused": sim.jtc.refused}
     if sim.wall_controller is not None:
         values |= sim.wall_controller.counts()
+    if hasattr(commands, "age_counts"):  # motor_pd
+        values |= commands.age_counts()
     return values
 
 
@@ -39,6 +41,10 @@ def summary(values: dict[str, int | float]) -> str:
     )
     if "trajectories_taken" in values:
         text += f"; {values['trajectories_taken']} trajectories taken, {values['trajectories_refused']} refused"
+    if "command_age_p50_ms" in values:
+        text += (
+            f"; commands' age at arrival p50 {values['command_age_p50_ms']} ms, max {values['command_age_max_ms']} ms"
+        )
     if "controller_updates" in values:
         text += (
             f"; controller on the wall clock: {values['controller_updates']} updates, "

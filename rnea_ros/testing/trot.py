@@ -99,9 +99,12 @@ def trot_parameters(
     gait: bool,
     realtime: bool = False,
     publish_every: int = 1,
+    motor_pd: bool = False,
 ):
     """(rnea_sim, rnea_node) parameters: lockstep (or the wall clock), the node's QP onto the feet, its PD at ω;
-    the simulator's states every ``publish_every`` 1 ms steps (the node's command held in between)."""
+    the simulator's states every ``publish_every`` 1 ms steps (the node's command held in between).
+    ``motor_pd``: the PD in the simulator's motor drivers at every step (``controller: motor_pd``), on
+    the node's joint_commands (its reference and its feed-forward, the node's own PD off)."""
     kp, kd = joint_gains(model, trot.standing, robot.omega)
     sim = {
         "robot_description": robot.urdf, "realtime": realtime, "joints": list(model.joint_names),
@@ -122,6 +125,15 @@ def trot_parameters(
         "contact_links": robot.feet, "contact_distribution": "qp", "contact_radius": [robot.foot_radius],
         "friction_coefficient": robot.friction, "kp": kp.tolist(), "kd": kd.tolist(),
     }  # fmt: skip
+    if motor_pd:
+        sim |= {
+            "controller": "motor_pd",
+            "commands_topic": "joint_commands",
+            "pid_p": kp.tolist(),
+            "pid_d": kd.tolist(),
+        }
+        del node["kp"], node["kd"]  # the node's feed-forward alone
+        node["joint_states_depth"] = 1  # a late feed-forward is no use: the present state, never a backlog
     if gait:
         g = trot.gait
         node |= {"gait_period": g.period, "gait_duty": [g.duty], "gait_phases": list(g.phases)}
@@ -141,6 +153,7 @@ def run_trot(
     realtime: bool = False,
     sway: bool = False,
     publish_every: int = 1,
+    motor_pd: bool = False,
 ) -> dict[str, TrotScore]:
     """Trots ``seconds`` of trajectory time (needs rclpy initialised); a score per span (start, end)
     of ``spans``, by name; without base feedback the base's reference is anchored to where the base
@@ -149,9 +162,10 @@ def run_trot(
     the loop on the base at that natural frequency (``BaseFeedback``; a pair: position, rotation); 0: no
     base feedback. ``realtime``: rnea_sim paced by the wall clock, the node's commands taken as they come.
     ``sway``: the planner's orientation reference is ``SupportLineSway``'s (else level). ``publish_every``:
-    the simulator's states (and base_odometry, the record) every that many 1 ms steps."""
+    the simulator's states (and base_odometry, the record) every that many 1 ms steps. ``motor_pd``: the
+    joints' PD closed in the simulator at every step (see ``trot_parameters``)."""
     model = RobotModel.from_urdf(robot.urdf, floating_base=True)
-    sim, node = trot_parameters(robot, model, trot, seconds, gait, realtime, publish_every)
+    sim, node = trot_parameters(robot, model, trot, seconds, gait, realtime, publish_every, motor_pd)
     states: list[tuple[float, np.ndarray, np.ndarray]] = []
 
     def on_states(msg) -> None:
