@@ -8,6 +8,12 @@ feedback; and the control: the same trot with every foot a static contact.
     python benchmarks/trot.py                # Solo12, ~10 min; writes docs/figures/trot.md
     python benchmarks/trot.py --robot Go2    # docs/figures/trot_go2.md
     python benchmarks/trot.py --busy 2       # beside two spinning processes: trot_busy_2.md
+    python benchmarks/trot.py --realtime [--robot Go2] [--busy 2]   # trot_realtime[_go2][_busy_2].md
+
+``--realtime``: the trot with the joints' PD in the simulator's motor drivers at every 1 ms step
+(rnea_sim ``controller: motor_pd``, on the node's joint_commands; the node's own PD off, its
+``joint_states_depth`` 1), in lockstep and on the wall clock (the states every 1 and every 2 ms),
+each real-time figure also as a ratio to the lockstep run's (issue 48: within 1.5×).
 
 The runs are ``rnea_ros/testing/trot.py``'s (``test/simulation/test_trot.py`` checks the same claims).
 """
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -46,13 +53,23 @@ RUNS = (  # (name, the node's gait parameters, the planner's base feedback [rad/
 CONTROL = {"Solo12": ("static contacts (control), no base feedback", False, 0.0, False)}
 CONTROL["Go2"] = ("static contacts (control), base feedback", False, GO2_BASE_OMEGA, True)
 BASE = {"Solo12": BASE_OMEGA, "Go2": GO2_BASE_OMEGA}  # the planner's gains, position and rotation
+# --realtime: (name, wall clock, the simulator's states every that many 1 ms steps); the first is the reference
+REAL_TIME_RUNS = (
+    ("lockstep, motor PD", False, 1),
+    ("real time, motor PD, states every 1 ms", True, 1),
+    ("real time, motor PD, states every 2 ms", True, 2),
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", choices=list(ROBOTS), default="Solo12", help="Go2 writes trot_go2.md")
     parser.add_argument("--busy", type=int, default=0, help="processes spinning beside the runs (a loaded machine)")
+    parser.add_argument("--realtime", action="store_true", help="motor PD, lockstep against the wall clock")
     args = parser.parse_args()
+    if args.realtime:
+        real_time(args)
+        return
     os.environ.update(ENV)
     rclpy.init()
     scores, load = [], os.getloadavg()[0]
@@ -115,6 +132,95 @@ def main() -> None:
     name = "trot" if args.robot == "Solo12" else f"trot_{args.robot.lower()}"
     name = f"{name}_busy_{args.busy}" if args.busy else name
     print(f"wrote {write_table(name, 'benchmarks/trot.py', header, rows, note)}")
+
+
+def real_time(args) -> None:
+    """The trot on motor_pd, lockstep then on the wall clock; trot_realtime[_go2][_busy_N].md."""
+    os.environ.update(ENV)
+    rclpy.init()
+    load = os.getloadavg()[0]
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    robot, make_trot = ROBOTS[args.robot]
+    results = []
+    try:
+        trot = make_trot(RobotModel.from_urdf(robot.urdf, floating_base=True), speed=0.1, walk_from=3.0)
+        with tempfile.TemporaryDirectory() as folder:
+            for k, (name, realtime, every) in enumerate(REAL_TIME_RUNS):
+                try:
+                    spans = run_trot(
+                        Path(folder), f"rt_{k}", robot, trot, SECONDS, True, ENV, SPANS, BASE[args.robot],
+                        realtime=realtime, sway=args.robot == "Solo12", publish_every=every, motor_pd=True,
+                    )  # fmt: skip
+                except RuntimeError as error:  # a run that stopped (blew up) is a figure too
+                    print(f"{name}: {str(error).splitlines()[0]}")
+                    results.append((name, None, str(error).splitlines()[0]))
+                    continue
+                for score in spans.values():
+                    print(score.line())
+                results.append((name, spans, sim_counts(Path(folder) / f"rt_{k}_simulation.log")))
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+        rclpy.try_shutdown()
+    header = [
+        "run, span", "slip max [mm]", "swing feet: node's / ground's force [N]", "swing feet RMS [mm] (× lockstep)",
+        "base [cm] (×), [°] (×)", "torque step at switches [N·m]", "the simulator's counts",
+    ]  # fmt: skip
+    reference = results[0][1]
+    rows = []
+    for name, spans, counts in results:
+        if spans is None:
+            rows.append([name, "–", "–", "–", "–", "–", counts])
+            continue
+        for span, s in spans.items():
+            rows.append(real_time_row(f"{name}, {span} ({SPANS[span][0]:g}–{SPANS[span][1]:g} s)", s,
+                                      reference[span] if reference is not None else s,
+                                      counts if span == "walking" else ""))  # fmt: skip
+    busy_note = f" With {args.busy} processes spinning beside the runs, on 2 cores." if args.busy else ""
+    note = (
+        f"{args.robot} trotting {SECONDS:g} s as in trot.md (gait parameters, base feedback"
+        f"{', sway reference' if args.robot == 'Solo12' else ''}), the joints' PD (40 rad/s) closed by the "
+        "simulator's motor drivers at every 1 ms step (rnea_sim controller motor_pd) on rnea_node's joint_commands "
+        "(its reference and feed-forward; the node's own kp, kd off; joint_states_depth 1: the node answers the "
+        "newest state), in lockstep and on the wall clock (rnea_sim realtime: the node's commands taken as they "
+        "come, the last one held). Ratios: to the lockstep run's figure in the same span. The simulator's counts: "
+        "commands taken per physics step, and their age at arrival from the state they answer (p50, max). "
+        f"Load average {load:.1f} at the start (2 cores)." + busy_note
+    )
+    name = "trot_realtime" if args.robot == "Solo12" else f"trot_realtime_{args.robot.lower()}"
+    name = f"{name}_busy_{args.busy}" if args.busy else name
+    print(f"wrote {write_table(name, 'benchmarks/trot.py', header, rows, note)}")
+
+
+def real_time_row(name: str, s, r, counts: str) -> list[str]:
+    """One run's span; each figure also as a ratio to ``r``'s (the lockstep run's) unless it is ``r``."""
+
+    def ratio(x: float, x0: float) -> str:
+        return f" ({x / x0:.2f}×)" if x0 > 0 and s is not r else ""
+
+    tilt, tilt_0 = s.base_orientation_error, r.base_orientation_error
+    return [
+        name,
+        f"{s.slip.max() * 1e3:.2f}",
+        f"{s.swing_force_node:.3g} / {s.swing_force_ground:.3g}",
+        f"{s.swing_rms * 1e3:.2f}{ratio(s.swing_rms, r.swing_rms)}",
+        f"{s.base_position_error * 1e2:.2f}{ratio(s.base_position_error, r.base_position_error)}, "
+        f"{np.degrees(tilt):.2f}{ratio(tilt, tilt_0)}",
+        f"{s.step_at_events:.3f}",
+        counts,
+    ]
+
+
+def sim_counts(log: Path) -> str:
+    """'N commands taken in M steps; age p50 a ms, max b ms' from the simulator's summary line."""
+    text = log.read_text() if log.exists() else ""
+    steps = re.search(r"in (\d+) steps: (\d+) commands taken", text)
+    age = re.search(r"age at arrival p50 ([\d.]+) ms, max ([\d.]+) ms", text)
+    if not steps:
+        return "no summary"
+    line = f"{steps.group(2)} commands in {steps.group(1)} steps"
+    return line + (f"; age p50 {age.group(1)} ms, max {age.group(2)} ms" if age else "")
 
 
 if __name__ == "__main__":

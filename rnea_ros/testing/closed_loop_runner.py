@@ -112,8 +112,10 @@ class TrajectoryPublisher:
         seconds: float = 60.0,
         align: float = 0.0,
         watch: dict[str, Callable[[JointState], None]] | None = None,
+        follow: str = "feedforward_efforts",
     ) -> None:
         self.node, self.joints, self.trajectory, self.period = node, joints, trajectory, period
+        self.follow = follow  # the node's output stamped with each state it answers
         self.seconds, self.align, self.watch = seconds, align, watch or {}
         self.sent = 0  # times the whole trajectory was published
         self.t0: float | None = None
@@ -125,8 +127,8 @@ class TrajectoryPublisher:
         self._sender = threading.Thread(target=self._send_loop, name="trajectory sender", daemon=True)
 
     def follow_outputs(self) -> None:
-        """Subscribes to the node's feedforward_efforts (call once the node publishes them)."""
-        self.outputs = DedicatedSubscription(self.node, JointState, "feedforward_efforts", self._on_output, 100)
+        """Subscribes to the node's ``follow`` output (call once the node publishes it)."""
+        self.outputs = DedicatedSubscription(self.node, JointState, self.follow, self._on_output, 100)
         for topic, callback in self.watch.items():
             self.outputs.also_serve(JointState, topic, callback, 1000)
         self.outputs.start()
@@ -178,6 +180,7 @@ def run_closed_loop(
     bag: Path | None = None,
     align: float = 0.0,
     watch: dict[str, Callable[[JointState], None]] | None = None,
+    follow: str = "feedforward_efforts",
 ) -> Run:
     """Runs the simulator until its ``duration`` with rnea_node (none when ``node_parameters`` is
     None; stopped ``stop_node_after`` s of wall time after its first effort_commands, when given:
@@ -190,7 +193,9 @@ def run_closed_loop(
     (topic /NAMESPACE/joint_states), as ``ros2 bag record`` would. ``align`` [s]: the trajectory's
     time 0 on a stamp that is a multiple of it (a gait's period: the node's gait cycle starts at
     stamp 0); ``watch``: more of the node's JointState outputs (contact_states) by topic, each
-    message to its callback, on the thread that reads its feedforward_efforts. Needs rclpy initialised."""
+    message to its callback, on the thread that reads its feedforward_efforts (or ``follow``: another
+    JointState output stamped with each state answered, such as joint_commands, so that the node need
+    not publish feedforward_efforts). Needs rclpy initialised."""
     folder.mkdir(parents=True, exist_ok=True)
     period = int(sim_parameters.get("publish_every", 1)) / float(sim_parameters.get("rate", 1000.0))
     record = folder / f"{namespace}_record.npz"
@@ -209,7 +214,7 @@ def run_closed_loop(
     node = Node("trajectory_publisher", namespace=namespace)
     publisher = None
     if trajectory is not None:
-        publisher = TrajectoryPublisher(node, joints, trajectory, period, (run_for or 55.0) + 5.0, align, watch)
+        publisher = TrajectoryPublisher(node, joints, trajectory, period, (run_for or 55.0) + 5.0, align, watch, follow)
     recorder = None  # the bag recorder's process, once the simulator's tap is seen
     node_diagnostics: dict[str, str] = {}
     node.create_subscription(
@@ -231,7 +236,7 @@ def run_closed_loop(
                 controller = start("rnea_ros.node", namespace, node_parameters, folder, env)
             if bag is not None and recorder is None and node.count_publishers(TAP):
                 recorder = start_recorder(bag, namespace, folder, env)
-            if publisher is not None and publisher.outputs is None and node.count_publishers("feedforward_efforts"):
+            if publisher is not None and publisher.outputs is None and node.count_publishers(follow):
                 publisher.follow_outputs()
             if publisher is not None and not publisher.sent:
                 publisher.hold_start()  # until the whole trajectory is out: the start point, fresh

@@ -186,6 +186,7 @@ def run_trot(
         run = run_closed_loop(
             folder, name, sim, node, table, list(model.joint_names), env, timeout=120.0 + 100.0 * seconds,
             align=trot.gait.period, watch={"contact_states": on_states}, progress=progress,
+            follow="joint_commands" if motor_pd and realtime else "feedforward_efforts",
         )  # fmt: skip
     finally:
         if planner is not None:
