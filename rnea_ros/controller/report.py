@@ -7,14 +7,31 @@ import difflib
 import math
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rnea_ros.controller import diagnostics
 from rnea_ros.controller.settings import Settings
 from rnea_ros.controller.state import LiveModel
 
-if TYPE_CHECKING:
-    from rnea_ros.controller.core import RneaCore
+
+class ReportedCore(Protocol):
+    """The figures the report reads (``RneaCore`` holds them)."""
+
+    settings: Settings
+    live: LiveModel | None
+    model_status: str
+    inputs: diagnostics.InputStats
+    rejections: diagnostics.Rejections
+    compute_times: diagnostics.ComputeTimes
+    trajectory_times: diagnostics.ComputeTimes
+    collector_pauses: diagnostics.CollectorPauses
+    trajectories: int
+    published: int
+    clipped: int
+    held_states: int
+    empty_velocity_seen: bool
+    waiting_for: list[str]
+    residual_norm: float | None
 
 
 def _affix_hint(received: Sequence[str], model_names: Sequence[str]) -> str | None:
@@ -54,7 +71,7 @@ class CoreReport:
     """What ``RneaCore`` (``core``, which holds the figures read here) tells /diagnostics and the
     console; what was reported already is counted here."""
 
-    def __init__(self, core: RneaCore) -> None:
+    def __init__(self, core: ReportedCore) -> None:
         self.core = core
         self._clipped_reported = 0  # clipped commands reported so far
         self._held_reported = 0  # states with the desired point held, reported so far

@@ -1,6 +1,7 @@
 """The algorithms on a model and its data, as Pinocchio's: ``inverse_dynamics(model, data, q, qd, qdd)``.
 
-The model (``RobotModel``: tree, inertias, compiled entry points) is only read; every buffer
+The model (``RobotModel``: tree, inertias, compiled entry points; what is read of it: ``KernelModel``,
+a Protocol, so that this module below model.py imports nothing of it) is only read; every buffer
 written is the data's (``ModelData``, ``model.create_data()``): one data per thread. These are the
 only path to the kernels: the methods of ``RobotModel`` call them with a data of the calling thread,
 and rnea_node's computation calls them with the data of its own thread (``controller``).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 import numba
 import numpy as np
@@ -22,9 +23,32 @@ import numpy as np
 from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics import rnea_block
 from rnea_ros.dynamics.data import ModelData
+from rnea_ros.dynamics.tree import KinematicTree
 
-if TYPE_CHECKING:
-    from rnea_ros.dynamics.model import RobotModel
+
+class KernelModel(Protocol):
+    """What the algorithms read of a model (``RobotModel`` is one)."""
+
+    tree: KinematicTree
+    joints: np.ndarray  # the kernels' model (rnea.py)
+    bodies: np.ndarray
+    joint_names: list[str]
+    link_names: list[str]
+    nq: int
+    nv: int
+    floating_base: bool
+    data_layout: tuple[int, tuple[float, float, float]]  # data.data_layout's: what a ModelData fits
+    entry_points: NamedTuple  # model.EntryPoints: the compiled single-state kernels
+    inverse_dynamics_call: tuple  # (entry point, joints, bodies, no external force)
+    gravity_call: tuple  # (entry point, joints, bodies)
+    no_f_ext: np.ndarray
+    zero_v: np.ndarray
+
+    @property
+    def num_bodies(self) -> int: ...
+
+    def create_data(self) -> ModelData: ...
+
 
 # What the hot paths take as is: 1-D C-contiguous float64 arrays (anything else is converted first).
 FLOAT64 = np.dtype(np.float64)
@@ -85,7 +109,7 @@ def _rotate_rows(R: np.ndarray, x: np.ndarray) -> np.ndarray:
     return x[:, 0:1] * R[:, 0] + x[:, 1:2] * R[:, 1] + x[:, 2:3] * R[:, 2]
 
 
-def _checked(model: RobotModel, data: ModelData) -> np.ndarray:
+def _checked(model: KernelModel, data: ModelData) -> np.ndarray:
     """The data's work array, once the data is known to fit the model (a kernel does not check it).
     On the hot paths the identity test is written inline, this called only when it fails."""
     if data.layout is not model.data_layout and data.layout != model.data_layout:
@@ -93,7 +117,7 @@ def _checked(model: RobotModel, data: ModelData) -> np.ndarray:
     return data.work
 
 
-def inverse_dynamics(model: RobotModel, data: ModelData, q, qd, qdd, wrenches: Mapping | None = None) -> np.ndarray:
+def inverse_dynamics(model: KernelModel, data: ModelData, q, qd, qdd, wrenches: Mapping | None = None) -> np.ndarray:
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵀ w.
 
     ``wrenches`` maps link name → ``[fx, fy, fz, tx, ty, tz]``: the wrench the environment
@@ -114,7 +138,7 @@ def inverse_dynamics(model: RobotModel, data: ModelData, q, qd, qdd, wrenches: M
     return _run(model, work, q, qd, qdd, f_ext)
 
 
-def gravity_torques(model: RobotModel, data: ModelData, q) -> np.ndarray:
+def gravity_torques(model: KernelModel, data: ModelData, q) -> np.ndarray:
     """g(q): the torques that hold the robot still against gravity."""
     work = data.work if data.layout is model.data_layout else _checked(model, data)
     try:  # the hot path, as in inverse_dynamics
@@ -138,14 +162,14 @@ def gravity_torques(model: RobotModel, data: ModelData, q) -> np.ndarray:
     return tau
 
 
-def nonlinear_effects(model: RobotModel, data: ModelData, q, qd) -> np.ndarray:
+def nonlinear_effects(model: KernelModel, data: ModelData, q, qd) -> np.ndarray:
     """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques."""
     q, qd = _c_float_array(q), _c_float_array(qd)
     return _run(model, _checked(model, data), q, qd, _zeros_like(model, q), model.no_f_ext)
 
 
 def wrench_jacobian_transpose(
-    model: RobotModel, data: ModelData, q, links: list[str], components: tuple[int, ...] | None = None
+    model: KernelModel, data: ModelData, q, links: list[str], components: tuple[int, ...] | None = None
 ) -> np.ndarray:
     """Jᵀ of wrenches on ``links`` at the single state q: (nv, Σ components), 6 per link by default.
 
@@ -166,7 +190,7 @@ def wrench_jacobian_transpose(
 
 
 def with_contact_terms(
-    model: RobotModel,
+    model: KernelModel,
     data: ModelData,
     q,
     qd,
@@ -192,7 +216,7 @@ def with_contact_terms(
 
 
 def contact_kernel_arrays(
-    model: RobotModel, data: ModelData, links: list[str], components: tuple[int, ...] | None = None
+    model: KernelModel, data: ModelData, links: list[str], components: tuple[int, ...] | None = None
 ) -> ContactKernelArrays:
     """What ``kernel.with_contact_terms`` takes besides the state and the outputs, for a caller that
     calls it from its own kernel; ``work`` is the data's: the caller's thread's."""
@@ -200,13 +224,13 @@ def contact_kernel_arrays(
     return ContactKernelArrays(model.joints, model.bodies, work, unit_wrench_stack(model, data, links, components))
 
 
-def kernel_external_forces(model: RobotModel, wrenches: Mapping | None) -> np.ndarray:
+def kernel_external_forces(model: KernelModel, wrenches: Mapping | None) -> np.ndarray:
     """The kernel's f_ext (bodies, 6) of ``wrenches`` at one state (see ``inverse_dynamics``)."""
     return (external_forces(model, wrenches, model.zero_v) if wrenches else model.no_f_ext)[0]
 
 
 def unit_wrench_stack(
-    model: RobotModel, data: ModelData, links: list[str], components: tuple[int, ...] | None
+    model: KernelModel, data: ModelData, links: list[str], components: tuple[int, ...] | None
 ) -> np.ndarray:
     """The kernel f_ext of each column of ``wrench_jacobian_transpose`` (kept in the data per links and components)."""
     components = tuple(components) if components is not None else (6,) * len(links)
@@ -227,7 +251,7 @@ def unit_wrench_stack(
     return F_ext
 
 
-def _unit_wrenches(model: RobotModel, data: ModelData, link: str) -> list[np.ndarray]:
+def _unit_wrenches(model: KernelModel, data: ModelData, link: str) -> list[np.ndarray]:
     """The six unit wrenches on ``link`` as kernel f_ext arrays (they do not depend on q)."""
     cached = data.unit_wrenches.get(link)
     if cached is None:
@@ -236,11 +260,11 @@ def _unit_wrenches(model: RobotModel, data: ModelData, link: str) -> list[np.nda
     return cached
 
 
-def _zeros_like(model: RobotModel, q: np.ndarray) -> np.ndarray:
+def _zeros_like(model: KernelModel, q: np.ndarray) -> np.ndarray:
     return model.zero_v if q.ndim == 1 else np.zeros((len(q), model.nv))
 
 
-def _run(model: RobotModel, work: np.ndarray, q, qd, qdd, f_ext) -> np.ndarray:
+def _run(model: KernelModel, work: np.ndarray, q, qd, qdd, f_ext) -> np.ndarray:
     j, b = model.joints, model.bodies
     if q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:  # the hot path: sizes checked in the kernel
         tau = np.empty(model.nv)
@@ -257,7 +281,7 @@ def _run(model: RobotModel, work: np.ndarray, q, qd, qdd, f_ext) -> np.ndarray:
     return tau
 
 
-def status_error(model: RobotModel, status: int, q, qd, qdd, row: int | None = None) -> ValueError:
+def status_error(model: KernelModel, status: int, q, qd, qdd, row: int | None = None) -> ValueError:
     """The error a kernel's ``status`` (not OK) means for the inputs (q, qd, qdd)."""
     if status == kernel.WRONG_SIZE:
         return ValueError(
@@ -269,7 +293,7 @@ def status_error(model: RobotModel, status: int, q, qd, qdd, row: int | None = N
     return ValueError(where + _STATUS_MESSAGES[status])
 
 
-def external_forces(model: RobotModel, wrenches: Mapping[str, object], q: np.ndarray) -> np.ndarray:
+def external_forces(model: KernelModel, wrenches: Mapping[str, object], q: np.ndarray) -> np.ndarray:
     """External forces per body, in the body frame, Featherstone order [n; f] (one row per state of q)."""
     if not isinstance(wrenches, Mapping):
         raise TypeError(

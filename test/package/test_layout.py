@@ -33,6 +33,9 @@ FLOORS = (
     ("dynamics", "motion", "description", "parameter_spec"),  # no ROS
 )
 MAX_CLASS_LINES = 250
+# module circles (type-only imports counted) while they are being removed: keep this set empty
+# (simulation/: Payload and SimOptions would move below both, e.g. to a simulation/options.py)
+CIRCLES_BEING_REMOVED: set[frozenset[str]] = {frozenset({"simulation/physics.py", "simulation/scene.py"})}
 # classes over the limit while they are being split: keep this set empty
 BEING_SPLIT: set[str] = set()
 
@@ -139,6 +142,60 @@ def test_no_circle():
 
     for room in sorted(graph):
         visit(room, ())
+
+
+def module_graph() -> dict[str, set[str]]:
+    """module (``room/name.py``, a package's ``room/__init__.py``) → the package's modules it imports,
+    anywhere in it, ``if TYPE_CHECKING:`` blocks included; ``from package import module`` imports that
+    module (and not the package's ``__init__``)."""
+    paths = {path: path.relative_to(PACKAGE) for path in PACKAGE.rglob("*.py")}
+    by_name = {".".join(("rnea_ros", *relative.with_suffix("").parts)): str(relative) for relative in paths.values()}
+    by_name = {name.removesuffix(".__init__"): relative for name, relative in by_name.items()}
+    graph = {}
+    for path, relative in paths.items():
+        package = ".".join(("rnea_ros", *relative.parent.parts))
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in by_name else base for a in node.names]
+            else:
+                continue
+            found |= {by_name[name] for name in names if name in by_name}
+        graph[str(relative)] = found - {str(relative)}
+    return graph
+
+
+def module_circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The modules that reach one another (strongly connected, more than one), each circle once."""
+    reach = {module: set() for module in graph}
+    for module in graph:
+        stack = list(graph[module])
+        while stack:
+            other = stack.pop()
+            if other not in reach[module]:
+                reach[module].add(other)
+                stack.extend(graph[other])
+    circles = {frozenset({m, *(o for o in reach[m] if m in reach[o])}) for m in graph if m in reach[m]}
+    return sorted(circles, key=sorted)
+
+
+def test_module_circles_are_found():
+    graph = {"a.py": {"b.py"}, "b.py": {"c.py"}, "c.py": {"a.py"}, "d.py": {"a.py"}}
+    assert module_circles(graph) == [frozenset({"a.py", "b.py", "c.py"})]
+    assert module_circles({"a.py": {"b.py"}, "b.py": set()}) == []
+
+
+def test_no_module_circle_even_among_type_only_imports():
+    circles = set(module_circles(module_graph()))
+    new = [sorted(circle) for circle in circles - CIRCLES_BEING_REMOVED]
+    assert not new, f"import circles: {new}"
+    assert not CIRCLES_BEING_REMOVED - circles, f"gone: remove {CIRCLES_BEING_REMOVED - circles} from the set"
 
 
 def test_the_package_itself_imports_the_library_only():
