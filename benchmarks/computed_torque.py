@@ -6,9 +6,12 @@ gains M_ii(q_home) ω², 2 ω M_ii(q_home)):
   (mass and inertia); RMS tracking error per joint;
 - and at 10 rad/s with the heavy payload, computed torque with an integral (ct_ki = ω³, ct_i_clamp 5 rad/s²);
 - a 0.1 rad step on joint2 at ω_n = 10 rad/s, the arm stretched and folded;
-- both feedback loops linearised along the multi-sine, sampled at 1 ms: where each is stable.
+- both feedback loops linearised along the multi-sine, sampled at 1 ms: where each is stable;
+- in one process (``lockstep_in_process``: the node's core stepping MuJoCo, its figures checked
+  against the runs over DDS), exact payload: both laws from 3 to 25 rad/s (where computed torque
+  tracks at least as well), and at 10 rad/s what makes the difference (ablations).
 
-    python benchmarks/computed_torque.py     # ~4 min; writes docs/figures/computed_torque.md
+    python benchmarks/computed_torque.py     # ~5 min; writes docs/figures/computed_torque.md
 
 The runs are ``rnea_ros/testing/computed_torque_loop.py``'s (``test/simulation/test_computed_torque.py``
 checks the same claims).
@@ -23,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import rclpy
 
-from rnea_ros.demo.demo import START
+from rnea_ros.analysis.gains import mass_matrix
+from rnea_ros.demo.demo import PAYLOAD, START
 from rnea_ros.demo.figures import write_table
 from rnea_ros.motion.multisine import fast_multisine
 from rnea_ros.testing import computed_torque_loop as loop
@@ -33,6 +37,20 @@ ENV = {"ROS_DOMAIN_ID": str(reserve_domain_id()), "ROS_AUTOMATIC_DISCOVERY_RANGE
 NAMES = {"inverse_dynamics": "PD + inverse dynamics", "computed_torque": "computed torque"}
 BANDWIDTHS = (20.0, 10.0)
 PAYLOADS = {1.0: "exact (2 kg)", 1.2: "20 % heavy (2.4 kg)"}
+SWEEP = (3.0, 5.0, 7.5, 10.0, 12.5, 15.0, 17.5, 20.0, 25.0)  # rad/s, in process
+DT = 0.001  # s: the simulator's step
+ABLATIONS = {  # at 10 rad/s, in process: (words, tracking_in_process's keywords)
+    "as over DDS": {},
+    "simulator step 0.5 ms (2 kHz)": {"timestep": DT / 2},
+    "desired velocities half a step earlier": {"velocity_shift": DT / 2},
+    "the simulator's implicit damping in the node's model (armature = damping × dt)": {"joints": "implicit"},
+    "both of the last two": {"velocity_shift": DT / 2, "joints": "implicit"},
+    "no joint damping or friction (simulator and node)": {"joint_dynamics": False},
+    "no joint damping or friction, desired velocities half a step earlier": {
+        "joint_dynamics": False,
+        "velocity_shift": DT / 2,
+    },
+}
 
 
 def main() -> None:
@@ -112,8 +130,53 @@ def main() -> None:
         (step_note, step_header, step_rows),
         (radius_note, ("ω [rad/s]", "law", *(f"{t:g}" for t in times)), radius_rows),
     ]
+    dds = {row[2]: row[-1] for row in tracking_rows if row[0] == "10" and row[1] == PAYLOADS[1.0]}
+    more += in_process_tables(folder, dds)
     path = write_table("computed_torque", "benchmarks/computed_torque.py", header, tracking_rows, note, more)
     print(f"wrote {path}")
+
+
+def in_process_tables(folder: Path, dds: dict[str, str]) -> list[tuple]:
+    """The bandwidth sweep and the ablations at 10 rad/s, in one process; ``dds``: the worst joints
+    over DDS at 10 rad/s (exact payload), by law name, to compare with."""
+    sweep_rows = []
+    for bandwidth in SWEEP:
+        worst = {law: loop.tracking_in_process(law, bandwidth, folder).max() for law in loop.LAWS}
+        holds = "yes" if worst["computed_torque"] <= worst["inverse_dynamics"] else "no"
+        sweep_rows.append((f"{bandwidth:g}", *(f"{worst[law]:.4f}" for law in loop.LAWS), holds))
+        print("sweep", sweep_rows[-1], flush=True)
+    ablation_rows = []
+    damping = {name: terms[0] for name, terms in loop.ARM.joint_dynamics.items()}
+    for words, keywords in ABLATIONS.items():
+        if keywords.get("joints") == "implicit":
+            keywords = {**keywords, "joints": loop.implicit_damping(keywords.get("timestep", DT))}
+        for law in loop.LAWS:
+            rms = loop.tracking_in_process(law, 10.0, folder, **keywords)
+            ablation_rows.append((words, NAMES[law], *(f"{x:.4f}" for x in rms), f"{rms.max():.4f}"))
+            print("ablation", ablation_rows[-1], flush=True)
+    model = loop.ARM.with_payload(PAYLOAD["payload_link"], loop.payload_inertial())
+    M = mass_matrix(model, np.array(START))[:7, :7]
+    reach = np.linalg.inv(M)[:, 0] * M[0, 0]
+    sweep_note = (
+        "In one process (the node's core, RneaCore, answering every state of MuJoCo stepped as rnea_sim "
+        "does in lockstep; no DDS), exact payload: worst-joint RMS [°] of each law at equal bandwidth; "
+        "whether computed torque tracks at least as well. At 10 rad/s the same run over DDS (above): "
+        f"PD + inverse dynamics {dds.get(NAMES['inverse_dynamics'])}, "
+        f"computed torque {dds.get(NAMES['computed_torque'])}."
+    )
+    ablation_note = (
+        "Why computed torque trails PD + inverse dynamics at 10 rad/s, in one process: RMS [°] per joint with "
+        "one thing changed. The simulator steps as semi-implicit Euler: the velocity it reports is the one "
+        "the last position step used (the mean over that step, as a finite-difference velocity is), half a "
+        "step behind the position; and it integrates joint damping implicitly, as if each joint with damping d "
+        f"had d·dt more inertia (the URDF's damping [N·m·s/rad]: {damping}; dt {DT * 1e3:g} ms). "
+        "Computed torque feeds its torque error back through M(q) ω², "
+        "whose inverse carries an error on joint1 to the other joints: M(q_home)⁻¹ column 1 × M_11 = "
+        f"{', '.join(f'{x:.2f}' for x in reach)} (joints 1-7; PD + inverse dynamics: 1 on joint1, 0 elsewhere)."
+    )
+    header = ("ω [rad/s]", *(f"{NAMES[law]}, worst joint" for law in loop.LAWS), "computed torque ≤ PD + ID")
+    ablation_header = ("changed", "law", *loop.MOVING, "worst joint")
+    return [(sweep_note, header, sweep_rows), (ablation_note, ablation_header, ablation_rows)]
 
 
 if __name__ == "__main__":

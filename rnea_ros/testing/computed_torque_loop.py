@@ -19,10 +19,13 @@ from rnea_ros import RobotModel
 from rnea_ros.analysis.gains import critically_damped_gains, mass_matrix
 from rnea_ros.demo.closed_loop import Run
 from rnea_ros.demo.demo import PAYLOAD, START
-from rnea_ros.dynamics.corrections import Corrections, Payload, save_corrections
+from rnea_ros.dynamics.corrections import Corrections, JointCorrection, Payload, save_corrections
 from rnea_ros.dynamics.payload import Inertial
 from rnea_ros.motion.multisine import fast_multisine
+from rnea_ros.simulation.physics import Payload as SimPayload
+from rnea_ros.simulation.physics import SimOptions, SimRobot
 from rnea_ros.testing.closed_loop_runner import run_closed_loop
+from rnea_ros.testing.lockstep_in_process import tracking_error
 from rnea_ros.testing.reference import ARM_URDF
 
 ARM = RobotModel.from_urdf(ARM_URDF)
@@ -48,19 +51,22 @@ def payload_inertial(scale: float = 1.0) -> Inertial:
     return Inertial(scale * PAYLOAD["payload_mass"], np.array(PAYLOAD["payload_com"]), scale * inertia)
 
 
-def corrections_file(folder: Path, scale: float = 1.0) -> Path:
-    """The payload as the node knows it, as rnea_analyze --identify --payload-link writes it."""
-    path = folder / f"payload_{scale:g}.yaml"
-    save_corrections(Corrections({}, Payload(PAYLOAD["payload_link"], payload_inertial(scale))), path)
+def corrections_file(folder: Path, scale: float = 1.0, joints: dict | None = None) -> Path:
+    """The payload as the node knows it, as rnea_analyze --identify --payload-link writes it;
+    ``joints``: joint terms by joint name (``JointCorrection``), which replace the URDF's there."""
+    path = folder / f"payload_{scale:g}{'_joints' if joints else ''}.yaml"
+    save_corrections(Corrections(joints or {}, Payload(PAYLOAD["payload_link"], payload_inertial(scale))), path)
     return path
 
 
-def node_parameters(law: str, bandwidth: float, folder: Path, payload_scale: float = 1.0) -> dict:
+def node_parameters(
+    law: str, bandwidth: float, folder: Path, payload_scale: float = 1.0, joints: dict | None = None
+) -> dict:
     """rnea_node's parameters for ``law`` at ``bandwidth``: equal for both laws (the module docstring)."""
     node = {
         "robot_description": ARM_URDF,
         "command_source": law,
-        "corrections_file": str(corrections_file(folder, payload_scale)),
+        "corrections_file": str(corrections_file(folder, payload_scale, joints)),
         "urdf_joint_dynamics": True,
     }
     if law == "computed_torque":
@@ -99,6 +105,42 @@ def tracking(
     error = run.tracking_error(MOVING)
     if len(error) < 0.9 * TRACKING_SECONDS * 1000:
         raise RuntimeError(f"{name}: {len(error)} states of the trajectory\n{run.sim_log[-500:]}")
+    return np.degrees(np.sqrt((error**2).mean(axis=0)))
+
+
+SIM_PAYLOAD_SHAPE = (tuple(PAYLOAD["payload_com"]), tuple(PAYLOAD["payload_inertia"]))
+
+
+def implicit_damping(timestep: float) -> dict:
+    """Joint terms that make the node's model the simulator's: the URDF's damping d and friction of
+    every joint that has them, and armature d·dt: MuJoCo's Euler step integrates joint damping
+    implicitly, (M + dt·D) q̈ = τ − h − D q̇, as if the joint had that much more inertia."""
+    return {
+        name: JointCorrection(viscous=damping, coulomb=friction, armature=damping * timestep)
+        for name, (damping, friction) in ARM.joint_dynamics.items()
+    }
+
+
+def tracking_in_process(
+    law: str,
+    bandwidth: float,
+    folder: Path,
+    timestep: float = 0.001,
+    joint_dynamics: bool = True,
+    velocity_shift: float = 0.0,
+    joints: dict | None = None,
+) -> np.ndarray:
+    """``tracking``'s RMS per moving joint [°] (payload exact), in one process (``lockstep_in_process``):
+    the simulator stepping every ``timestep``; ``joint_dynamics``: the URDF's damping and friction in
+    the simulator and the node (else in neither); ``velocity_shift``, ``joints``: the node is sent
+    the desired velocities that much earlier, and given these joint terms."""
+    payload = SimPayload(*(PAYLOAD[k] for k in ("payload_link", "payload_mass")), *SIM_PAYLOAD_SHAPE)
+    robot = SimRobot(ARM_URDF, SimOptions(timestep=timestep, payload=payload, keep_urdf_damping=joint_dynamics))
+    robot.set_positions(dict(zip(robot.command_joints, START, strict=True)))
+    node = node_parameters(law, bandwidth, folder, joints=joints)
+    node["urdf_joint_dynamics"] = joint_dynamics
+    trajectory = fast_multisine(np.array(START), moving=7)
+    error = tracking_error(robot, node, trajectory, TRACKING_SECONDS, MOVING, velocity_shift)
     return np.degrees(np.sqrt((error**2).mean(axis=0)))
 
 

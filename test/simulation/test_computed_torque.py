@@ -32,6 +32,9 @@ def test_computed_torque_tracks_the_fast_multisine_at_least_as_well_as_pd_plus_i
     worst = worst_joints(tmp_path, 1.0)
     assert worst["computed_torque"] < 0.05  # degrees
     assert worst["computed_torque"] <= worst["inverse_dynamics"]
+    # the same loop in one process (the ablations' harness, test_computed_torque_in_process.py) tracks alike
+    in_process = loop.tracking_in_process("computed_torque", loop.TRACKING_BANDWIDTH, tmp_path).max()
+    assert in_process == pytest.approx(worst["computed_torque"], rel=0.05)
 
 
 def test_with_the_payload_20_percent_wrong_computed_torque_stays_within_3x_of_pd_plus_inverse_dynamics(tmp_path):
