@@ -12,6 +12,9 @@ the next ones "warm" (median of --rounds), quiet, then beside two busy processes
 RNEA_START_TRACE makes the node stamp its phases (wall clock and its own CPU time) on stderr; the
 subscriber and the driver stamp when they matched the node's endpoints. --cold: one start on an empty
 cache. --in-process-rounds: also the model's build without ROS, cold, after compile and warm.
+The node uses its Fast DDS profile (rnea_ros/node/fastdds_start.xml: the user sets none here); the
+warm quiet starts are also run with an empty profile of the user's (FASTRTPS_DEFAULT_PROFILES_FILE),
+as the node started before it had one (--no-compare: not).
 Writes docs/figures/start_up.md.
 """
 
@@ -31,6 +34,9 @@ from rnea_ros.testing.domain import reserve_domain_id
 from rnea_ros.testing.start_up import FEET, Start, first_answer
 
 GO2 = "go2_description/urdf/go2.urdf"
+EMPTY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
+<profiles xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles"/>
+"""
 # The node's phases (RNEA_START_TRACE), in order: (stamp, what ends there)
 PHASES = (
     ("python", "interpreter and site packages"),
@@ -151,6 +157,7 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="also one start on an empty numba cache")
     parser.add_argument("--in-process-rounds", type=int, default=0)
     parser.add_argument("--no-docs", action="store_true", help="do not write docs/figures/start_up.md")
+    parser.add_argument("--no-compare", action="store_true", help="no warm starts without the node's profile")
     args = parser.parse_args()
     robot = Robot()
     base_env = {
@@ -169,10 +176,18 @@ def main() -> None:
         print(f"python -m rnea_ros.compile: {compile_all(cache):.0f} s")
         print("after set-up: the first start on that cache")
         table.append(row("after set-up, quiet", [robot.start(env)]))
+        own: list[Start] = []
         print(f"warm, quiet: {args.rounds} starts")
         quiet = [robot.start(env) for _ in range(args.rounds)]
         loads.append(os.getloadavg()[0])
         table.append(row("warm, quiet", quiet))
+        if not args.no_compare:
+            print(f"warm, quiet, an empty Fast DDS profile of the user's: {args.rounds} starts")
+            profile = Path(cache) / "empty_profile.xml"
+            profile.write_text(EMPTY_PROFILE)
+            own = [robot.start({**env, "FASTRTPS_DEFAULT_PROFILES_FILE": str(profile)}) for _ in range(args.rounds)]
+            loads.append(os.getloadavg()[0])
+            table.append(row("warm, quiet, without the node's Fast DDS profile", own))
         print(f"warm, beside {args.busy} busy processes: {args.rounds} starts")
         spinning = _busy(args.busy)
         try:
@@ -192,8 +207,10 @@ def main() -> None:
     )
     for line in table:
         print("  ".join(line))
-    phases = phase_rows(quiet), phase_rows(busy)
-    phase_table = [(a[0], a[1], a[2], a[3], b[2], b[3]) for a, b in zip(*phases, strict=True)]
+    phases = phase_rows(quiet), phase_rows(busy), phase_rows(own) if own else [("",) * 4] * len(PHASES)
+    phase_table = [(a[0], a[1], a[2], a[3], b[2], b[3], c[2], c[3]) for a, b, c in zip(*phases, strict=True)]
+    columns = ("phase ends", "what", "quiet: wall", "quiet: CPU", "busy: wall", "busy: CPU")
+    columns += ("quiet, without the profile: wall", "CPU")
     for line in phase_table:
         print("  ".join(line))
     if args.no_docs:
@@ -205,14 +222,18 @@ def main() -> None:
         "`rnea_node --ros-args --params-file robot.yaml`. Times from the node's spawn: to the subscriber's first "
         "gravity_torques (the figure), to the subscriber's and the driver's endpoints matching the node's, and "
         "to the node's model built; the node's CPU time (all threads) when the first answer came. numba's cache "
-        f"filled by `python -m rnea_ros.compile` (after set-up: its first start). Load average {loads[0]:.1f} "
-        f"after the quiet starts (other work on the machine), {loads[1]:.1f} after the busy ones."
+        f"filled by `python -m rnea_ros.compile` (after set-up: its first start). The node uses its Fast DDS "
+        "profile (rnea_ros/node/fastdds_start.xml, as when the user sets none); 'without' gives it an empty one "
+        "of the user's (FASTRTPS_DEFAULT_PROFILES_FILE), as it started before issue 45. Load average "
+        f"{loads[0]:.1f} after the quiet starts (other work on the machine)"
+        + (f", {loads[1]:.1f} after those without the profile" if len(loads) > 2 else "")
+        + f", {loads[-1]:.1f} after the busy ones."
     )
     more = [
         (
             "Where a warm start goes: the node's phases (RNEA_START_TRACE), medians of the starts above, each "
             "from the end of the previous phase (the first from the spawn), wall clock and the node's CPU time.",
-            ("phase ends", "what", "quiet: wall", "quiet: CPU", "busy: wall", "busy: CPU"),
+            columns,
             phase_table,
         )
     ]

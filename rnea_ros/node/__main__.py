@@ -1,11 +1,35 @@
 """``python -m rnea_ros.node``: rnea_node, with SIGINT and SIGTERM ending its start cleanly from the
-first instant (its modules take 1-2 s to load: numpy, numba, rclpy); ``run`` is also the entry point."""
+first instant (its modules take 1-2 s to load: numpy, numba, rclpy); ``run`` is also the entry point.
+
+Fast DDS: unless the user sets a profile of their own, the node uses ``fastdds_start.xml`` (next to
+this file; it says why): without it, a subscriber already running found the node 2-2.5 s late in
+most starts on this machine (docs/figures/start_up.md).
+"""
 
 import os
 import signal
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 
 from rnea_ros.node import start_phase
+
+FASTDDS_PROFILE = Path(__file__).with_name("fastdds_start.xml")
+PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
+PROFILE_FILES = ("DEFAULT_FASTRTPS_PROFILES.xml", "DEFAULT_FASTDDS_PROFILES.xml")  # read from the working directory
+FASTDDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")  # "": Jazzy's default, rmw_fastrtps_cpp
+
+
+def start_profile(environ: Mapping[str, str], folder: Path) -> Path | None:
+    """The Fast DDS profile the node should use: ours when the middleware is Fast DDS and the user
+    set none (neither variable, nor a default file in the working directory ``folder``), else None."""
+    if environ.get("RMW_IMPLEMENTATION", "") not in FASTDDS_RMWS or not FASTDDS_PROFILE.is_file():
+        return None
+    if any(environ.get(name) for name in PROFILE_VARIABLES):
+        return None
+    if any((folder / name).exists() for name in PROFILE_FILES):
+        return None
+    return FASTDDS_PROFILE
 
 
 def _interrupt(_signum: int, _frame) -> None:
@@ -17,6 +41,8 @@ def run() -> None:
         signal.signal(signal.SIGTERM, _interrupt)  # as SIGINT does, until main() installs its own
     try:
         start_phase("python")
+        if profile := start_profile(os.environ, Path.cwd()):  # read when rclpy creates the participant
+            os.environ[PROFILE_VARIABLES[0]] = str(profile)
         if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
             sys.modules["coverage"] = None
         from rnea_ros.node.node import main

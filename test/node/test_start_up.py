@@ -4,13 +4,15 @@ gravity_torques and a driver of joint_states and base_odometry already run (rnea
 which benchmarks/start_up.py times).
 
 What it shows: the node subscribes before it builds its model, so discovery of its joint_states
-subscription can run while the model builds (before, it subscribed once its model was built). Whether
-the driver's match comes before the build ends is a matter of DDS discovery and the machine's load
-(quiet, it came 1.4 s after); benchmarks/start_up.py measures it. The first joint_states taken is
-answered at once, and the benchmark's events are consistent (each after the spawn, the answer after
-the match and after the state it answers). What it does not: the figure itself (≤ 1 s warm is a
-matter of the machine's load: benchmarks/start_up.py measures it quiet and beside two busy
-processes)."""
+subscription runs while the model builds; the first joint_states taken is answered at once, and the
+benchmark's events are consistent (each after the spawn, the answer after the match and after the state
+it answers). And that the subscriber and the driver match the node's endpoints as the node makes them,
+not seconds later: Fast DDS 2.14 drops the answers to a new participant's first announcement that come
+back before it reads its sockets, and the node then waited for the others' next periodic announcement
+(up to 3 s; 1.8-2.8 s in 3 of 4 starts measured quiet, none beside the node's profile:
+rnea_ros/node/fastdds_start.xml). That part is a race, so it is counted over starts: most must match
+within MATCH_DELAY. What it does not: the figure itself (benchmarks/start_up.py measures it quiet and
+beside two busy processes)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,11 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 # s of the node's CPU from the first joint_states it takes to its first publish (measured: <= 0.01; from
 # the model built to the first publish, 0.02-0.13 s: the executor spins while discovery goes on)
 FIRST_ANSWER_CPU = 0.1
+# s from the node's subscriptions made to both other processes matched (measured with the profile: at
+# most 0.06 s, load 8; without it, 1.8-2.8 s in most starts: the others' next announcement)
+MATCH_DELAY = 0.5
+STARTS = 3  # of which at least MATCHED_STARTS matched within MATCH_DELAY
+MATCHED_STARTS = 2
 
 
 def test_the_first_answer_waits_for_no_discovery_after_the_build(tmp_path):
@@ -47,3 +54,19 @@ def test_the_first_answer_waits_for_no_discovery_after_the_build(tmp_path):
     assert phases["subscribed"][0] < phases["model built"][0] <= phases["first publish"][0], phases
     assert phases["model built"][0] <= phases["first joint_states"][0] <= phases["first publish"][0], phases
     assert phases["first publish"][1] - phases["first joint_states"][1] < FIRST_ANSWER_CPU, phases
+
+
+def test_the_others_match_the_node_as_it_subscribes_not_an_announcement_later(tmp_path):
+    urdf = robot_urdf("go2_description/urdf/go2.urdf")
+    model = RobotModel.from_urdf(urdf, floating_base=True)
+    env = {**os.environ, **ROS_ENV, "RNEA_START_TRACE": "1"}
+    env.pop("FASTRTPS_DEFAULT_PROFILES_FILE", None)  # the node's own profile, as a user without one gets it
+    delays = []
+    for k in range(STARTS):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        start = first_answer(folder, urdf, model.joint_names, model.base_link, env, contact_links=FEET)
+        assert start.first is not None, start.output
+        subscribed = start.phases["subscribed"][0]
+        delays.append(max(start.driver_matched, start.listener_matched) - subscribed)
+    assert sum(delay < MATCH_DELAY for delay in delays) >= MATCHED_STARTS, delays
