@@ -118,8 +118,10 @@ def trot_parameters(
     if realtime:
         # on the wall clock the node may pause (taking in the whole trajectory, a loaded machine): the
         # last command holds, as a JointGroupEffortController's does, and the brakes hold the robot for
-        # its first half second of commands
-        sim |= {"command_timeout": 0.0, "release_after_commands": max(1, round(500 / publish_every))}
+        # its first half second of commands (motor_pd: 100 commands; the node answers the newest state
+        # only, every few ms on a loaded machine, and 500 held the robot into the trot's first 1.75 s)
+        release = 100 if motor_pd else max(1, round(500 / publish_every))
+        sim |= {"command_timeout": 0.0, "release_after_commands": release}
     node = {
         "robot_description": robot.urdf, "floating_base": True, "command_joints": list(model.joint_names),
         "contact_links": robot.feet, "contact_distribution": "qp", "contact_radius": [robot.foot_radius],
