@@ -9,6 +9,13 @@ arrival time minus stamp. The same run is made against an echo node that
 republishes each joint_states as a JointState of the same size (same QoS), so the
 difference is what rnea_node adds. Reported: delivered %, p50/p99 latency, the
 target node's CPU (utime + stime over wall time).
+
+    python benchmarks/node.py --against PATH --rounds 40 --batch 500    # as the figure was measured
+
+only times, in process, the node's answer to one joint_states (read, computed, effort_commands filled)
+in this tree and in another (``against.py``: interleaved, the ratio current / before); writes
+docs/figures/joint_states_answer_against.md. Over DDS the answer's own time is a few percent of
+the latency and drowned in its spread.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+import against  # benchmarks/against.py (this script's folder is on the path)
 import numpy as np
 import rclpy
 import rclpy.executors
@@ -197,7 +205,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="runs per node and case, interleaved")
     parser.add_argument("--echo", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--publish", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--against", type=Path, help="another tree: time the in-process answer against its")
+    parser.add_argument("--batch", type=int, default=1000, help="--against: answers per batch")
     args = parser.parse_args()
+    if args.against:
+        what = "a JointState read, the outputs computed, effort_commands filled (publishing not included)"
+        label = "joint_states (example arm, PD + inverse dynamics, a stamped desired trajectory)"
+        return against.measure_and_write("joint_states", label, what, args.against, args.rounds, args.batch)
     if args.echo:
         return run_echo()
     if args.publish:

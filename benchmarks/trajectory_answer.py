@@ -8,6 +8,10 @@ processes: rnea_node in its own process answers the same trajectory ``--count`` 
 other, and its own measurement (arrival in its callback → answer published) is read from /diagnostics.
 
     python benchmarks/trajectory_answer.py [--count 1000]    # writes docs/figures/trajectory_answer.md
+
+With ``--against PATH --rounds 20`` (another tree, e.g. ``git archive 95913ff``, its numba cache compiled): only the
+in-process answer on one thread, in this tree and in PATH's, interleaved (``against.py``), and the
+ratio current / before; writes docs/figures/trajectory_answer_against.md.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import against  # benchmarks/against.py (this script's folder is on the path)
 import numba
 import numpy as np
 import rclpy
@@ -50,7 +55,13 @@ PRIORITY = 40  # the node's thread_priority in its second run (SCHED_FIFO; below
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=1000, help="trajectories answered per row")
+    parser.add_argument("--against", type=Path, help="another tree: compare the in-process answer with its")
+    parser.add_argument("--rounds", type=int, default=20, help="--against: rounds (a batch per tree each)")
     args = parser.parse_args()
+    if args.against:
+        label, what = "trajectory, 1,000 points, 1 thread (bytes in, bytes out)", "the example arm (8 joints)"
+        against.measure_and_write("trajectory", label, what, args.against, args.rounds, args.count // args.rounds)
+        return
     settings = Settings()
     core = RneaCore(settings)
     core.load(build_live_model(ARM_URDF, settings))
