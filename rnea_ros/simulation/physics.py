@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 from lxml import etree
 
-from rnea_ros.simulation.scene import add_free_base_and_ground, add_payload
+from rnea_ros.simulation.scene import Payload as Payload  # the options' types, for the simulator's users
+from rnea_ros.simulation.scene import SimOptions, add_free_base_and_ground, add_payload
 
 NO_PASSIVE_NO_CONSTRAINT = (
     mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_SPRING | mujoco.mjtDisableBit.mjDSBL_DAMPER
@@ -32,51 +33,11 @@ NO_MOVABLE_JOINT = (
 )
 
 
+DEFAULT_OPTIONS = SimOptions()
+
+
 class SimulationDivergedError(RuntimeError):
     """MuJoCo met non-finite or huge accelerations (a robot thrown by its efforts) and reset the state."""
-
-
-@dataclass(frozen=True)
-class Payload:
-    """A rigid load fixed to ``link``: mass [kg], centre of mass [m] and principal inertia
-    [kg·m²] about it, both in the link frame."""
-
-    link: str
-    mass: float
-    com: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    inertia: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-
-@dataclass(frozen=True)
-class SimOptions:
-    timestep: float = 1e-3
-    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
-    keep_urdf_damping: bool = True  # URDF <dynamics damping friction>: kept as a real joint has them
-    soft_friction: bool = False  # friction loss as MuJoCo's default: it settles within ~10 ms
-    armature: Mapping[str, float] = field(default_factory=dict)  # extra reflected inertia per joint
-    payload: Payload | None = None
-    sensor_link: str = ""  # a force/torque sensor between this link and the payload
-    # Legged robots: a free joint on the root link, a ground plane through the world origin, and a
-    # contact shape at each of contact_links (URDF meshes are not loaded): a sphere centred on the link's
-    # origin, or with sole_size a box whose bottom face is the sole [length, width] centred on the link's
-    # origin in its x-y plane. The ground rises by ground_slope [rad] along world x (0: flat); the robot
-    # starts aligned with it, turned by initial_yaw [rad] about its normal, its lowest contact touching it.
-    floating_base: bool = False
-    contact_links: tuple[str, ...] = ()
-    contact_radius: float = 0.02
-    sole_size: tuple[float, float] = (0.0, 0.0)
-    friction: float = 1.0
-    ground_slope: float = 0.0
-    initial_yaw: float = 0.0
-
-    @property
-    def ground_normal(self) -> np.ndarray:
-        """The ground's unit normal in the world frame."""
-        return np.array([-math.sin(self.ground_slope), 0.0, math.cos(self.ground_slope)])
-
-    @property
-    def soles(self) -> bool:
-        return all(x > 0.0 for x in self.sole_size)
 
 
 @dataclass(frozen=True)
@@ -197,7 +158,7 @@ def broken_mimics(root: etree._Element) -> set[str]:
 class SimRobot:
     """MuJoCo model and data of one robot; ``step`` applies efforts and advances one timestep."""
 
-    def __init__(self, urdf: str, options: SimOptions = SimOptions(), command_joints: Sequence[str] = ()) -> None:
+    def __init__(self, urdf: str, options: SimOptions = DEFAULT_OPTIONS, command_joints: Sequence[str] = ()) -> None:
         self.options = options
         self.urdf = urdf
         self.base_link: str | None = None  # the link a floating base's free joint carries

@@ -1,15 +1,58 @@
 """What rnea_sim adds to the robot MuJoCo built from its URDF (no ROS): a payload with its
-force/torque sensor, and for a floating base a free joint, a ground and contact shapes."""
+force/torque sensor, and for a floating base a free joint, a ground and contact shapes; and the
+options that say so (``SimOptions``, ``Payload``)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import mujoco
+import numpy as np
 
-if TYPE_CHECKING:
-    from rnea_ros.simulation.physics import Payload, SimOptions
+
+@dataclass(frozen=True)
+class Payload:
+    """A rigid load fixed to ``link``: mass [kg], centre of mass [m] and principal inertia
+    [kg·m²] about it, both in the link frame."""
+
+    link: str
+    mass: float
+    com: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    inertia: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    timestep: float = 1e-3
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    keep_urdf_damping: bool = True  # URDF <dynamics damping friction>: kept as a real joint has them
+    soft_friction: bool = False  # friction loss as MuJoCo's default: it settles within ~10 ms
+    armature: Mapping[str, float] = field(default_factory=dict)  # extra reflected inertia per joint
+    payload: Payload | None = None
+    sensor_link: str = ""  # a force/torque sensor between this link and the payload
+    # Legged robots: a free joint on the root link, a ground plane through the world origin, and a
+    # contact shape at each of contact_links (URDF meshes are not loaded): a sphere centred on the link's
+    # origin, or with sole_size a box whose bottom face is the sole [length, width] centred on the link's
+    # origin in its x-y plane. The ground rises by ground_slope [rad] along world x (0: flat); the robot
+    # starts aligned with it, turned by initial_yaw [rad] about its normal, its lowest contact touching it.
+    floating_base: bool = False
+    contact_links: tuple[str, ...] = ()
+    contact_radius: float = 0.02
+    sole_size: tuple[float, float] = (0.0, 0.0)
+    friction: float = 1.0
+    ground_slope: float = 0.0
+    initial_yaw: float = 0.0
+
+    @property
+    def ground_normal(self) -> np.ndarray:
+        """The ground's unit normal in the world frame."""
+        return np.array([-math.sin(self.ground_slope), 0.0, math.cos(self.ground_slope)])
+
+    @property
+    def soles(self) -> bool:
+        return all(x > 0.0 for x in self.sole_size)
 
 
 def add_free_base_and_ground(spec: mujoco.MjSpec, options: SimOptions) -> str:
