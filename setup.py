@@ -8,7 +8,7 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={f"{package_name}.demo": ["robots/*.urdf"]},
+    package_data={f"{package_name}.demo": ["robots/*.urdf"], f"{package_name}.node": ["fastdds_start.xml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),
