@@ -67,17 +67,25 @@ import sys
 import time
 from pathlib import Path
 
+# One BLAS thread unless told otherwise, set before numpy loads it: the window's choice makes
+# hundreds of small least-squares fits, and OpenBLAS's threads, spinning between them beside
+# numba's on 2 busy cores, made them 2-7x slower (0.2 s against 0.6-1.5 s for the 600,000-sample bag)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from rnea_ros.analysis.effort_conversion import EffortConversion, load_effort_conversion
 from rnea_ros.analysis.identify import Identification, identification_table, links_table
 from rnea_ros.analysis.link_inertia import corrected_urdf, link_contexts, urdf_link_inertials
 from rnea_ros.analysis.parquet import ParquetSamples
 from rnea_ros.analysis.pipeline import (
+    MIN_SAMPLES,
     WINDOW_CHOICE_SAMPLES,
     ZERO_EFFORTS,
     analyze,
     chosen_window,
+    leading_samples,
     sample_columns,
     summary_table,
+    too_few_samples,
     zero_effort_joints,
 )
 from rnea_ros.analysis.plot import write_friction_plot, write_plot
@@ -267,20 +275,22 @@ def main(argv: list[str] | None = None) -> int:
         conversion = load_effort_conversion(args.effort_conversion) if args.effort_conversion else None
         if conversion is not None:
             conversion.arrays(model.joint_names)  # unknown joints refused before anything is read
-        zero = zero_effort_joints(
+        # the leading samples, read once: the zero efforts are judged on them and the window chosen on them
+        leading = leading_samples(
             open_recording(args.recording, args.topic, args.chunk), model, start=args.start, end=args.end
         )
+        zero = zero_effort_joints(iter([leading]), model)
         if zero:
             conversion = (conversion or EffortConversion({})).without(zero)
         window, choice = args.window, None
         if window is None:
+            if len(leading.t) < MIN_SAMPLES:
+                raise too_few_samples(len(leading.t), args.start, args.end)
             choice = chosen_window(
                 corrected,
-                open_recording(args.recording, args.topic, args.chunk),
+                iter([leading]),  # in model space already, from --start to --end: converted only
                 order=args.order,
                 velocities=args.velocities,
-                start=args.start,
-                end=args.end,
                 effort_conversion=conversion,
             )
             window = choice.window

@@ -166,14 +166,17 @@ def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[
                 break
             upcoming.append(chunk)
         before = _tail(previous, current.t[0] - margin) if previous is not None else None
-        after = _head(_concat(list(upcoming)), current.t[-1] + margin) if upcoming else None
+        # stamps never go back across chunks (``analyze`` drops those that do): the head of the
+        # chunks ahead is the heads of each, concatenated (not all of them, copied)
+        after = _concat([_head(c, current.t[-1] + margin) for c in upcoming]) if upcoming else None
         parts = [p for p in (before, current, after) if p is not None]
         start = len(before.t) if before is not None else 0
         at_start = start == consumed  # the context before holds every earlier sample
         at_end = exhausted and (after is None or len(after.t) == sum(len(c.t) for c in upcoming))
         yield _concat(parts), slice(start, start + len(current.t)), at_start, at_end
         consumed += len(current.t)
-        previous = _concat([before, current]) if before is not None else current
+        # what the next chunk's context before may take: the samples within margin of this one's last
+        previous = _concat([_tail(p, current.t[-1] - margin) for p in (before, current) if p is not None])
 
 
 def _select(chunk: JointChunk, rows) -> JointChunk:

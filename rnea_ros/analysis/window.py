@@ -24,6 +24,10 @@ differentiates is not chosen. A candidate of k samples spans k sampling periods 
 sample, midway between two samples' stamps: jitter does not move its outer samples in or out),
 the period the median step between distinct stamps (a stamp repeated is not a step of 0).
 
+Every candidate's derivatives come from one pass over the samples
+(``differentiate.local_polynomial_derivatives_many``: a sample's windows are nested, the longest's
+sums gathered outward once), the same fits as window by window up to rounding.
+
 Alongside, the noise the chosen window leaves in q̈: the positions' noise (from the residuals of
 short local cubic fits, which any motion smoother than the sampling leaves ~nothing in) times the
 filter's gain for the second derivative. An armature whose q̈ excitation is within a few times that noise cannot be told
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rnea_ros.analysis.differentiate import local_polynomial_derivatives
+from rnea_ros.analysis.differentiate import local_polynomial_derivatives_many
 from rnea_ros.analysis.recording import JointChunk
 from rnea_ros.dynamics.regressor import DEFAULT_COULOMB_WIDTH, joint_columns
 
@@ -95,7 +99,7 @@ def choose_window(corrected, samples: JointChunk, order: int, velocities: str = 
         raise ValueError("cannot choose a differentiation window: the stamps do not advance")
     measured = np.isfinite(samples.effort).any(axis=0)
     candidates = candidate_windows(period, order)
-    derivatives = {window: _derivatives(samples, window, order, velocities) for _, window in candidates}
+    derivatives = _derivatives(samples, [window for _, window in candidates], order, velocities)
     usable = {
         window: np.isfinite(qd).all(axis=1) & np.isfinite(qdd).all(axis=1) for window, (qd, qdd) in derivatives.items()
     }
@@ -123,12 +127,19 @@ def choose_window(corrected, samples: JointChunk, order: int, velocities: str = 
     return WindowChoice(window, count, period, scores, noise, left_out, int(common.sum()), len(samples.t))
 
 
-def _derivatives(samples: JointChunk, window: float, order: int, velocities: str) -> tuple[np.ndarray, np.ndarray]:
-    qd_fit, qdd = local_polynomial_derivatives(samples.t, samples.q, window, order)
-    qd = qd_fit
-    if samples.qd is not None and velocities == "recorded":
-        qd = np.where(np.isnan(samples.qd), qd_fit, samples.qd)
-    return qd, qdd
+def _derivatives(
+    samples: JointChunk, windows: list[float], order: int, velocities: str
+) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+    """window -> (q̇, q̈) of every candidate, in one pass (``local_polynomial_derivatives_many``)."""
+    out = {}
+    for window, (qd_fit, qdd) in zip(
+        windows, local_polynomial_derivatives_many(samples.t, samples.q, windows, order), strict=True
+    ):
+        qd = qd_fit
+        if samples.qd is not None and velocities == "recorded":
+            qd = np.where(np.isnan(samples.qd), qd_fit, samples.qd)
+        out[window] = qd, qdd
+    return out
 
 
 def _held_out_score(corrected, samples: JointChunk, qd, qdd, usable, measured) -> float:
@@ -138,20 +149,26 @@ def _held_out_score(corrected, samples: JointChunk, qd, qdd, usable, measured) -
     model = corrected.inverse_dynamics(q, qd, qdd)
     residual = effort - model
     fold = (np.arange(len(q)) // min(FOLD_SAMPLES, max(len(q) // 10, 10))) % 2
+    folds = [np.flatnonzero(fold == train) for train in (0, 1)]  # the rows of each fold, when every row is ok
+    # the regressor's terms, every joint at once (elementwise: each joint's as alone)
+    joint_terms = joint_columns(qd, qdd, [(DEFAULT_COULOMB_WIDTH, 0.0)])
     total = 0.0
     for j in np.flatnonzero(measured):
         ok = np.isfinite(residual[:, j])
-        joint_terms = joint_columns(qd[:, j], qdd[:, j], [(DEFAULT_COULOMB_WIDTH, 0.0)])  # the regressor's terms
-        features = np.column_stack([joint_terms, model[:, j]])  # a scale absorbs a wrong URDF's gross error
+        every = bool(ok.all())
+        features = np.column_stack([joint_terms[:, j], model[:, j]])  # a scale absorbs a wrong URDF's gross error
         squared, count = 0.0, 0
         for train in (0, 1):
-            fit_rows, test_rows = ok & (fold == train), ok & (fold != train)
-            if fit_rows.sum() < 10 or not test_rows.any():
+            if every:
+                fit_rows, test_rows = folds[train], folds[1 - train]
+            else:
+                fit_rows, test_rows = np.flatnonzero(ok & (fold == train)), np.flatnonzero(ok & (fold != train))
+            if len(fit_rows) < 10 or not len(test_rows):
                 return np.inf
             theta = np.linalg.lstsq(features[fit_rows], residual[fit_rows, j], rcond=None)[0]
             error = residual[test_rows, j] - features[test_rows] @ theta
-            squared, count = squared + float(error @ error), count + int(test_rows.sum())
-        variance = float(np.var(effort[ok, j])) or 1.0
+            squared, count = squared + float(error @ error), count + len(test_rows)
+        variance = float(np.var(effort[ok, j] if not every else effort[:, j])) or 1.0
         total += squared / count / variance
     return total
 

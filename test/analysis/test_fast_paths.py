@@ -1,0 +1,91 @@
+"""rnea_analyze's fast paths give what the plain ones give (issue 45, offline end to end): every
+candidate window's derivatives in one pass (``local_polynomial_derivatives_many``) against each
+window alone and against a polynomial's own derivatives; the plot's min/max envelope keeps every
+spike; the window's choice on the benchmark's kind of recording and the CLI's outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rnea_ros.analysis.differentiate import local_polynomial_derivatives, local_polynomial_derivatives_many
+from rnea_ros.analysis.plot import envelope
+
+WINDOWS = [k * 1e-3 for k in (5, 7, 9, 13, 17, 25, 35, 51, 71, 101, 141, 201, 281, 401)]
+
+
+def stamps(kind: str, n: int = 2_000) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    t = 1.7e9 + np.arange(n) * 1e-3  # epoch seconds, as bags give them: steps vary in their last bits
+    if kind == "jitter":
+        t = np.sort(t + rng.normal(0.0, 2e-5, n))
+    elif kind == "gap and repeats":
+        t[1_500:] += 0.3  # a gap longer than any window: samples left without derivatives near it
+        t[100:106] = t[100]  # one stamp six times
+        t[1_000:] += 1.0  # a sample alone between two gaps: no derivatives at it, whatever the window
+        t[1_001:] += 1.0
+    elif kind == "random steps":
+        t = 1.7e9 + np.cumsum(rng.exponential(1e-3, n))
+    return t
+
+
+@pytest.mark.parametrize("kind", ["even", "jitter", "gap and repeats", "random steps"])
+def test_every_window_in_one_pass_equals_each_window_alone(kind):
+    t = stamps(kind)
+    s = t - t[0]
+    rng = np.random.default_rng(4)
+    y = np.column_stack([np.sin(2.0 * s + j) + rng.normal(0.0, 1e-4, len(t)) for j in range(3)])
+    together = local_polynomial_derivatives_many(t, y, WINDOWS)
+    for window, (qd, qdd) in zip(WINDOWS, together, strict=True):
+        alone_qd, alone_qdd = local_polynomial_derivatives(t, y, window)
+        for ours, theirs in ((qd, alone_qd), (qdd, alone_qdd)):
+            assert np.array_equal(np.isnan(ours), np.isnan(theirs)), window  # the same samples underived
+            finite = np.isfinite(theirs)
+            scale = np.abs(theirs[finite]).max()
+            # rounding only: the sums are taken in another order and scale; random steps give a few
+            # barely determined windows (4 distinct stamps in 5 ms) where rounding shows most
+            tolerance = 1e-4 if kind == "random steps" else 1e-8
+            assert np.abs(ours[finite] - theirs[finite]).max() <= tolerance * scale, (window, kind)
+    if kind == "gap and repeats":
+        assert all(np.isnan(qdd[1_000]).all() for _, qdd in together)  # windows widened to no avail
+
+
+def test_every_window_in_one_pass_is_exact_on_a_cubic():
+    """A cubic's derivatives, whatever the window (the local fit is of degree 3), at every sample."""
+    t = stamps("jitter", 2_000)
+    s = t - t[0] - 1.0
+    y = np.column_stack([0.3 * s**3 - s**2 + 2 * s + 1, -(s**3) + 0.5 * s])
+    qd_true = np.column_stack([0.9 * s**2 - 2 * s + 2, -3 * s**2 + 0.5])
+    qdd_true = np.column_stack([1.8 * s - 2, -6 * s])
+    for window, (qd, qdd) in zip(WINDOWS, local_polynomial_derivatives_many(t - t[0], y, WINDOWS), strict=True):
+        assert np.allclose(qd, qd_true, atol=1e-6), window
+        assert np.allclose(qdd, qdd_true, atol=1e-3), window
+
+
+def test_windows_must_increase():
+    with pytest.raises(ValueError, match="increasing"):
+        local_polynomial_derivatives_many(np.arange(10.0), np.zeros((10, 1)), [0.2, 0.1])
+
+
+def test_the_plot_envelope_keeps_every_spike_and_the_order_of_time():
+    rng = np.random.default_rng(5)
+    y = rng.normal(0.0, 1.0, 40_000)
+    spikes = [123, 17_777, 39_999]
+    y[spikes] = [50.0, -60.0, 70.0]  # one sample each, far beyond the noise
+    y[20_000:20_500] = np.nan  # a gap stays a gap
+    rows = envelope(y, 1_600)
+    assert len(rows) <= 1_600
+    assert np.all(np.diff(rows) > 0)  # increasing: the line is drawn in time order
+    assert set(spikes) <= set(rows.tolist())
+    assert np.nanmax(y[rows]) == 70.0 and np.nanmin(y[rows]) == -60.0
+    assert np.isnan(y[rows]).any()
+    # every bucket's extremes: the drawn line spans what the data span in each stretch of samples
+    for start in range(0, 40_000, 4_000):
+        stretch = y[start : start + 4_000]
+        drawn = y[rows[(rows >= start) & (rows < start + 4_000)]]
+        assert np.nanmax(drawn) == np.nanmax(stretch) and np.nanmin(drawn) == np.nanmin(stretch)
+
+
+def test_a_short_line_is_drawn_whole():
+    y = np.arange(100.0)
+    assert np.array_equal(envelope(y, 1_600), np.arange(100))
