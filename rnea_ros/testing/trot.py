@@ -49,6 +49,9 @@ BASE_OMEGA = 2 * np.pi * 3.0
 # Go2's: its rotation at 4 Hz (at 3 Hz it rolled 6.0-6.2° to one side walking, its swing feet 8.6-8.9 mm
 # RMS off their curve; at 4 Hz 1.5° and 3.5 mm)
 GO2_BASE_OMEGA = (BASE_OMEGA, 2 * np.pi * 4.0)
+# [s] the planner's period with motor_pd (250 Hz, as a whole-body planner runs; at every 1 ms state its
+# Python callback took CPU the node needed on the wall clock); with the node's PD: every state
+PLANNER_PERIOD = 0.004
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,7 @@ def run_trot(
     if any(omegas):
         reference = SupportLineSway(model, trot, robot.foot_radius, seconds + 1.0) if sway else None
         planner = BaseFeedback(name, trot.gait, base_height(trot, robot), *omegas, reference)
+        planner.period = PLANNER_PERIOD if motor_pd else 0.0
 
     def progress(publisher) -> None:
         if planner is not None and planner.t0 is None:
@@ -221,6 +225,7 @@ class BaseFeedback:
         self.kp, self.kd = omega**2, 2.0 * omega
         self.kp_rotation, self.kd_rotation = omega_rotation**2, 2.0 * omega_rotation
         self.t0: float | None = None
+        self.period = 0.0  # s: odometry newer than the last answered by less than this is skipped
         self.stamps: list[float] = []  # the states answered (their stamps): the gaps are the states skipped
         self.node = Node("base_planner", namespace=namespace)
         # created before rnea_node subscribes (a reader made after its writer is the safe order here)
@@ -236,6 +241,8 @@ class BaseFeedback:
 
     def _on_odometry(self, msg: Odometry) -> None:
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if self.stamps and stamp - self.stamps[-1] < self.period - 1e-6:
+            return
         t = stamp - self.t0 if self.t0 is not None else -1.0
         pose, twist = msg.pose.pose, msg.twist.twist
         p = np.array([pose.position.x, pose.position.y, pose.position.z])
