@@ -123,6 +123,7 @@ def test_tool_wrench_from_the_bag(tmp_path):
     assert without["joint2"]["rms"] > 1.0
 
 
+@pytest.mark.slow  # 3 s alone, 11.9 s of CPU in one CI run (first plot, cold caches)
 def test_cli_writes_csv_plot_and_lists_joint_mismatches(tmp_path, capsys):
     sim = simulate(NOMINAL, 2.0, joints=[*MODEL.joint_names[:7]], seed=5)
     sim.names[6] = "wrist_extra_joint"  # in the recording, not in the model; joint7 is missing
