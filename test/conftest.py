@@ -151,6 +151,7 @@ class Clock:
 
 
 CLOCKS = pytest.StashKey[Clock]()
+NEAR_LIMIT = pytest.StashKey[list[tuple[float, str]]]()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -182,6 +183,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
         return report
     limit = float(item.config.getini("unmarked_test_limit"))
     wall_limit = limit * float(item.config.getini("unmarked_test_wall_factor"))
+    if clock.cpu > limit / 2:
+        item.config.stash.setdefault(NEAR_LIMIT, []).append((clock.cpu, item.nodeid))
     if clock.cpu > limit or clock.wall > wall_limit:
         report.outcome = "failed"
         report.longrepr = (
@@ -189,3 +192,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
             f"of wall-clock time (limit {wall_limit:g} s), setup included: mark it slow or make it smaller"
         )
     return report
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Unmarked tests over half the CPU limit: the ones a busier run may push over it."""
+    near = sorted(config.stash.get(NEAR_LIMIT, []), reverse=True)
+    if near:
+        terminalreporter.section("unmarked tests over half the CPU limit")
+        for cpu, nodeid in near:
+            terminalreporter.write_line(f"{cpu:5.1f} s  {nodeid}")
