@@ -52,6 +52,10 @@ BLOCK = 16  # states side by side: 4 AVX2 vectors, the block's work arrays withi
 # less costs more than it gives on a shared machine (1,000 Panda states: 0.5 ms on one thread, 23 ms
 # on two OpenMP threads at load 14, whose second waits to be scheduled).
 PARALLEL_WORK = 250_000
+# The outward and inward loops let LLVM fuse a product and a sum into one FMA (one rounding instead
+# of two) and nothing else: no reassociation, NaN and Inf kept. 13-16 % less time on the Panda and
+# Talos batches; rows differ from the single call's by ~1e-15 relative (test_rnea_block: 1e-13).
+CONTRACT = {"contract"}
 
 
 # Fields of the block's work array ``W``, flat: body i's field j of state k at (i·FIELDS + j)·BLOCK + k,
@@ -138,7 +142,7 @@ def _joint_inputs(joints, bodies, QT, VT, AT, W) -> None:
                 W[_at(i, WSIN, k)], W[_at(i, WCOS, k)] = np.sin(angle), np.cos(angle)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _outward(joints, bodies, QT, VT, AT, W, P) -> None:
     world = joints.shape[0]
     for i in range(joints.shape[0]):
@@ -205,7 +209,7 @@ def _store_body(W, i, k, R, p, v, a, f):
     _put(W, i, WF, k, f)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _inward(joints, bodies, W, P) -> None:
     for i in range(joints.shape[0] - 1, -1, -1):
         parent, jtype = joints[i, PARENT], joints[i, JTYPE]
@@ -247,8 +251,9 @@ def _write_out(joints, W, n0, m, TAU) -> None:
 @njit(cache=True)
 def rnea_rows(joints, bodies, Q, QD, QDD, F_ext, work, TAU, start, stop) -> tuple[int, int]:
     """TAU[n] = ID(Q[n], QD[n], QDD[n], F_ext[n or 0]) for start ≤ n < stop, a block at a time;
-    (status, row) of the first row that fails a check (``rnea.check_inputs``' and the output's), or
-    (OK, -1). Sizes are checked by the caller. ``work``'s world row gives a_0 = -g."""
+    (status, row) of the first row that fails a check (``rnea.check_inputs``' and the output's, a
+    block's inputs checked before its outputs), or (OK, -1). Sizes are checked by the caller.
+    ``work``'s world row gives a_0 = -g."""
     nb = joints.shape[0]
     QT, VT, AT, W, P = _scratch(nb, Q.shape[1], QD.shape[1])
     for k in range(BLOCK):
@@ -256,13 +261,13 @@ def rnea_rows(joints, bodies, Q, QD, QDD, F_ext, work, TAU, start, stop) -> tupl
             W[_at(nb, WA + j, k)] = work[work.shape[0] - 1, kernel.A + j]
     shared = F_ext.shape[0] == 1
     with_f_ext = not kernel._all_zero(F_ext[0].ravel()) if shared else True
-    for n in range(start, stop):
-        if not (kernel._all_finite(Q[n]) and kernel._all_finite(QD[n]) and kernel._all_finite(QDD[n])):
-            return kernel.NON_FINITE_INPUT, n
-        if not kernel._quaternion_ok(joints, Q[n]):
-            return kernel.BAD_QUATERNION, n
     for n0 in range(start, stop, BLOCK):
         m = min(BLOCK, stop - n0)
+        for n in range(n0, n0 + m):  # the block's rows checked as it is read: they stay in cache for the kernel
+            if not (kernel._all_finite(Q[n]) and kernel._all_finite(QD[n]) and kernel._all_finite(QDD[n])):
+                return kernel.NON_FINITE_INPUT, n
+            if not kernel._quaternion_ok(joints, Q[n]):
+                return kernel.BAD_QUATERNION, n
         _transpose_in(Q, n0, m, QT)
         _transpose_in(QD, n0, m, VT)
         _transpose_in(QDD, n0, m, AT)
