@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numba
 
@@ -34,3 +36,58 @@ class LazyEntryPoint:
                     self._entry = entry_point(self._dispatcher, *args)
                 entry = self._entry
         return entry(*args)
+
+
+BLAS_MODULE = "scipy.linalg.cython_blas"
+
+
+@contextlib.contextmanager
+def quick_cache_loads() -> Iterator[None]:
+    """Kernels loaded from numba's cache without numba's whole compiler set up first (a start's first
+    model: ~0.5 s of CPU less, docs/figures/start_up.md). Before each load numba refreshes its CPU
+    target: it imports every implementation it could need to compile (~0.3 s), and
+    ``numba.np.arraymath``'s import imports ``scipy.linalg`` to see whether BLAS is there (~0.3 s).
+    A load needs only numba's runtime initialised and the modules of the kernels' environments
+    (imported as the load unpickles them): the same machine code runs, so the numbers are the same.
+    scipy is kept out while a load imports ``arraymath`` (its BLAS flag, read only by
+    ``np.correlate``/``np.convolve``, set again by ``finish_compiler_set_up``). A kernel not in the
+    cache is compiled as usual: numba's compiler refreshes the target itself. Loads and compiles
+    hold numba's compiler lock, so no compile sees scipy kept out."""
+    from numba.core.caching import Cache
+    from numba.core.runtime import rtsys
+
+    load_overload = Cache.load_overload
+    if not hasattr(Cache, "_load_overload"):  # numba's private API, as of 0.61-0.68: a numba without it loads as usual
+        yield
+        return
+
+    def load_quickly(self, sig, target_context):
+        rtsys.initialize(target_context)
+        blocked = BLAS_MODULE not in sys.modules and "numba.np.arraymath" not in sys.modules
+        if blocked:
+            sys.modules[BLAS_MODULE] = None  # an ImportError for arraymath's check, without importing scipy
+        try:
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        finally:
+            if blocked and BLAS_MODULE in sys.modules and sys.modules[BLAS_MODULE] is None:
+                del sys.modules[BLAS_MODULE]
+
+    Cache.load_overload = load_quickly
+    try:
+        yield
+    finally:
+        Cache.load_overload = load_overload
+
+
+def finish_compiler_set_up() -> None:
+    """What ``quick_cache_loads`` left out, done now (off the hot path: ~0.6 s of CPU): numba's CPU
+    target refreshed, and arraymath's BLAS flag as numba sets it when scipy's BLAS imports."""
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+
+    with global_compiler_lock:
+        arraymath = sys.modules.get("numba.np.arraymath")
+        if arraymath is not None and not arraymath._HAVE_BLAS:
+            arraymath._HAVE_BLAS = arraymath._check_blas()
+        cpu_target.target_context.refresh()
