@@ -46,7 +46,7 @@ def local_polynomial_derivatives(
 
 
 def local_polynomial_derivatives_many(
-    t: np.ndarray, y: np.ndarray, windows, order: int = 3
+    t: np.ndarray, y: np.ndarray, windows, order: int = 3, at: np.ndarray | None = None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``local_polynomial_derivatives(t, y, window, order)`` for each of ``windows`` (the whole
     recording: one-sided at both ends), in one pass: a sample's windows are nested (each holds the
@@ -54,7 +54,9 @@ def local_polynomial_derivatives_many(
     each shorter window's fit taken on the way, the cost of the longest alone instead of all of
     them (the window's choice: 14 candidates, 1,358 samples summed per sample against 401). The
     same fits as one by one up to rounding (the sums taken in another order and scale); a sample
-    whose windows are not nested (widened around a gap) is fitted window by window as there."""
+    whose windows are not nested (widened around a gap) is fitted window by window as there.
+    ``at``: the indices of the samples to fit at (increasing; default every one), each from all the
+    samples around it: the rows of the whole result at those samples."""
     if not 2 <= order <= MAX_ORDER:
         raise ValueError(f"order must be 2..{MAX_ORDER}, got {order}")
     windows = [float(w) for w in windows]
@@ -64,28 +66,33 @@ def local_polynomial_derivatives_many(
     y = np.ascontiguousarray(y, dtype=np.float64)
     if np.any(np.diff(t) < 0):
         raise ValueError("sample times must be non-decreasing")
-    bounds = [_bounds(t, w, True, True) for w in windows]
+    at = np.arange(len(t)) if at is None else np.asarray(at, dtype=np.int64)
+    bounds = [_bounds(t, w, True, True, t[at]) for w in windows]
     lo, hi, lo_bound, hi_bound = (np.stack([b[k] for b in bounds]) for k in range(4))
-    d1, d2 = np.empty((len(windows), *y.shape)), np.empty((len(windows), *y.shape))
+    d1, d2 = np.empty((len(windows), len(at), y.shape[1])), np.empty((len(windows), len(at), y.shape[1]))
     stamps = np.cumsum(np.r_[True, np.diff(t) > 0]) if len(t) else np.zeros(0, np.int64)  # distinct stamps up to k
-    _fit_many(t, y, lo, hi, lo_bound, hi_bound, np.array(windows) / 2, order, stamps, d1, d2)
+    _fit_many(t, y, at, lo, hi, lo_bound, hi_bound, np.array(windows) / 2, order, stamps, d1, d2)
     return [(d1[c], d2[c]) for c in range(len(windows))]
 
 
-def _bounds(t: np.ndarray, window: float, starts: bool, ends: bool) -> tuple[np.ndarray, ...]:
-    """Per sample: its window's samples [lo, hi) and how far it may be widened [lo_bound, hi_bound)."""
+def _bounds(
+    t: np.ndarray, window: float, starts: bool, ends: bool, centres: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
+    """Per sample (of stamps ``centres``, default ``t``): its window's samples [lo, hi) and how far it
+    may be widened [lo_bound, hi_bound)."""
     half = window / 2
-    lo = np.searchsorted(t, t - half, side="left")
-    hi = np.searchsorted(t, t + half, side="right")
+    c = t if centres is None else centres
+    lo = np.searchsorted(t, c - half, side="left")
+    hi = np.searchsorted(t, c + half, side="right")
     if len(t):
         if starts:  # one-sided at the first stamp: the window's whole length after it
-            cut = t - half < t[0]
+            cut = c - half < t[0]
             hi[cut] = np.maximum(hi[cut], np.searchsorted(t, t[0] + window, side="right"))
         if ends:
-            cut = t + half > t[-1]
+            cut = c + half > t[-1]
             lo[cut] = np.minimum(lo[cut], np.searchsorted(t, t[-1] - window, side="left"))
-    lo_bound = np.searchsorted(t, t - window, side="left")  # how far a window may be extended
-    hi_bound = np.searchsorted(t, t + window, side="right")
+    lo_bound = np.searchsorted(t, c - window, side="left")  # how far a window may be extended
+    hi_bound = np.searchsorted(t, c + window, side="right")
     return lo, hi, lo_bound, hi_bound
 
 
@@ -124,12 +131,12 @@ def _fit(t, y, lo_, hi_, lo_bound, hi_bound, half, order, d1, d2):  # pragma: no
     p = order + 1
     for i in prange(n):
         lo, hi, distinct = _widened(t, i, lo_[i], hi_[i], lo_bound[i], hi_bound[i], p)
-        _fit_at(t, y, i, lo, hi, distinct, half, p, d1, d2)
+        _fit_at(t, y, i, i, lo, hi, distinct, half, p, d1, d2)
 
 
 @numba.njit(cache=True)
-def _fit_at(t, y, i, lo, hi, distinct, half, p, d1, d2):  # pragma: no cover - compiled
-    """The fit at sample i over [lo, hi): d1[i], d2[i]."""
+def _fit_at(t, y, i, row, lo, hi, distinct, half, p, d1, d2):  # pragma: no cover - compiled
+    """The fit at sample i over [lo, hi): d1[row], d2[row]."""
     m = y.shape[1]
     h = max(half, t[i] - t[lo], t[hi - 1] - t[i]) if hi > lo else half  # s within [-1, 1]
     A = np.empty((p, p))
@@ -147,7 +154,7 @@ def _fit_at(t, y, i, lo, hi, distinct, half, p, d1, d2):  # pragma: no cover - c
     for r in range(p):
         for c in range(p):
             A[r, c] = sums[r + c]
-    _solved(A, b, distinct, h, i, d1, d2)
+    _solved(A, b, distinct, h, row, d1, d2)
 
 
 @numba.njit(cache=True)
@@ -180,23 +187,25 @@ def _gather(t, y, i, first, last, h, sums, b):  # pragma: no cover - compiled
 
 
 @numba.njit(parallel=True, cache=True)
-def _fit_many(t, y, lo_, hi_, lo_bound, hi_bound, halves, order, stamps, d1, d2):  # pragma: no cover - compiled
+def _fit_many(t, y, at, lo_, hi_, lo_bound, hi_bound, halves, order, stamps, d1, d2):  # pragma: no cover - compiled
+    """Row k of d1, d2: the fits at sample at[k] (lo_ ... hi_bound: its bounds, per window)."""
     windows, n = lo_.shape
     m = y.shape[1]
     p = order + 1
-    for i in prange(n):
+    for k in prange(n):
+        i = at[k]
         lo, hi, distinct = np.empty(windows, np.int64), np.empty(windows, np.int64), np.empty(windows, np.int64)
         nested = True
         for c in range(windows):
-            lo[c], hi[c] = lo_[c, i], hi_[c, i]
+            lo[c], hi[c] = lo_[c, k], hi_[c, k]
             distinct[c] = stamps[hi[c] - 1] - stamps[lo[c]] + 1 if hi[c] > lo[c] else 0
             if distinct[c] < p:  # widened as one by one (the count there, of the same stamps)
-                lo[c], hi[c], distinct[c] = _widened(t, i, lo[c], hi[c], lo_bound[c, i], hi_bound[c, i], p)
+                lo[c], hi[c], distinct[c] = _widened(t, i, lo[c], hi[c], lo_bound[c, k], hi_bound[c, k], p)
             if c and (lo[c] > lo[c - 1] or hi[c] < hi[c - 1] or hi[c - 1] <= lo[c - 1]):
                 nested = False
         if not nested:
             for c in range(windows):
-                _fit_at(t, y, i, lo[c], hi[c], distinct[c], halves[c], p, d1[c], d2[c])
+                _fit_at(t, y, i, k, lo[c], hi[c], distinct[c], halves[c], p, d1[c], d2[c])
             continue
         last = windows - 1
         reference = max(halves[last], t[i] - t[lo[last]], t[hi[last] - 1] - t[i])
@@ -217,7 +226,7 @@ def _fit_many(t, y, lo_, hi_, lo_bound, hi_bound, halves, order, stamps, d1, d2)
                     A[r, col] = sums[r + col] * ratio ** (r + col)
                 for j in range(m):
                     scaled[r, j] = b[r, j] * ratio**r
-            _solved(A, scaled, distinct[c], h, i, d1[c], d2[c])
+            _solved(A, scaled, distinct[c], h, k, d1[c], d2[c])
 
 
 @numba.njit(cache=True)

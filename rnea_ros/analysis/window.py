@@ -24,6 +24,10 @@ differentiates is not chosen. A candidate of k samples spans k sampling periods 
 sample, midway between two samples' stamps: jitter does not move its outer samples in or out),
 the period the median step between distinct stamps (a stamp repeated is not a step of 0).
 
+A recording of 15,000 samples or more is scored on every k-th stretch of ``FOLD_SAMPLES`` (k =
+samples // ``SCORED_SAMPLES``; the folds then alternate between stretches): the derivatives there
+are the whole recording's, taken from all the samples around them.
+
 Every candidate's derivatives come from one pass over the samples
 (``differentiate.local_polynomial_derivatives_many``: a sample's windows are nested, the longest's
 sums gathered outward once), the same fits as window by window up to rounding.
@@ -50,6 +54,11 @@ MAX_WINDOW = 0.5  # s: beyond, the fit is no longer local for any robot's motion
 FOLD_SAMPLES = 1_000  # samples per block of the two folds (fewer in short recordings)
 SCORE_TOLERANCE = 0.01  # relative: held-out residuals closer than this are the same to the data
 MAX_LEFT_OUT = 0.001  # a window leaving out more than this fraction of what a longer one covers is not chosen
+# fits taken on every stride-th stretch of FOLD_SAMPLES samples, stride = samples // SCORED_SAMPLES (1
+# below twice this): the 600,000-sample benchmark bag's choice took 3.3 of its 13.7 s of CPU on all
+# its 30,000 leading samples. Stretches, not every stride-th sample: the stamps' rounding (float64 at
+# 1.7e9 s) repeats every few samples, and every 4th sample saw another q̈ noise than all of them
+SCORED_SAMPLES = 7_500
 
 
 @dataclass(frozen=True)
@@ -59,9 +68,10 @@ class WindowChoice:
     period: float  # s, the median sampling period
     scores: dict[float, float]  # window -> held-out residual (relative, summed over measured joints)
     qdd_noise: np.ndarray  # per joint: std of q̈'s noise at this window (nan: not measured)
-    left_out: dict[float, int] = field(default_factory=dict)  # window -> samples it leaves without derivatives
+    left_out: dict[float, int] = field(default_factory=dict)  # window -> fitted samples it leaves without derivatives
     scored: int = 0  # the samples every candidate was scored on
     considered: int = 0  # the samples the choice was made on
+    stride: int = 1  # fits taken on every stride-th stretch of FOLD_SAMPLES of them
 
     def describe(self) -> str:
         tried = ", ".join(f"{w * 1e3:.0f} ms: {s:.4g}" for w, s in sorted(self.scores.items()))
@@ -69,7 +79,9 @@ class WindowChoice:
         return (
             f"differentiation window {self.window * 1e3:.1f} ms ({self.samples} samples at "
             f"{1 / self.period:.0f} Hz), chosen on held-out samples (relative residual {tried}); "
-            f"every candidate scored on the same {self.scored:,} of {self.considered:,} samples; "
+            f"every candidate scored on the same {self.scored:,} of {self.considered:,} samples"
+            + (f" (every {self.stride}th stretch of {FOLD_SAMPLES:,})" if self.stride > 1 else "")
+            + "; "
             + (
                 f"{left:,} left out by this window (fewer than order + 1 distinct stamps within ±window: a gap)"
                 if left
@@ -99,7 +111,10 @@ def choose_window(corrected, samples: JointChunk, order: int, velocities: str = 
         raise ValueError("cannot choose a differentiation window: the stamps do not advance")
     measured = np.isfinite(samples.effort).any(axis=0)
     candidates = candidate_windows(period, order)
-    derivatives = _derivatives(samples, [window for _, window in candidates], order, velocities)
+    stride = max(1, len(samples.t) // SCORED_SAMPLES)
+    at = np.flatnonzero(np.arange(len(samples.t)) // FOLD_SAMPLES % stride == 0)
+    derivatives = _derivatives(samples, [window for _, window in candidates], order, velocities, at)
+    fitted = JointChunk(samples.names, samples.t[at], samples.q[at], None, samples.effort[at])
     usable = {
         window: np.isfinite(qd).all(axis=1) & np.isfinite(qdd).all(axis=1) for window, (qd, qdd) in derivatives.items()
     }
@@ -108,9 +123,9 @@ def choose_window(corrected, samples: JointChunk, order: int, velocities: str = 
     for i, (_, window) in enumerate(candidates):
         left_out[window] = int((~usable[window]).sum())
         longer = np.logical_or.reduce([usable[w] for _, w in candidates[i + 1 :]] or [np.zeros_like(common)])
-        eligible[window] = (longer & ~usable[window]).sum() <= MAX_LEFT_OUT * len(samples.t)
+        eligible[window] = (longer & ~usable[window]).sum() <= MAX_LEFT_OUT * len(at)
     scores = {
-        window: _held_out_score(corrected, samples, *derivatives[window], common, measured) for _, window in candidates
+        window: _held_out_score(corrected, fitted, *derivatives[window], common, measured) for _, window in candidates
     }
     least = min(scores[w] for w in scores if eligible[w])  # the longest candidate always is
     if not np.isfinite(least):
@@ -124,20 +139,20 @@ def choose_window(corrected, samples: JointChunk, order: int, velocities: str = 
         position_noise(samples.t[distinct], samples.q[distinct]) * second_derivative_gain(count, order, period),
         np.nan,
     )
-    return WindowChoice(window, count, period, scores, noise, left_out, int(common.sum()), len(samples.t))
+    return WindowChoice(window, count, period, scores, noise, left_out, int(common.sum()), len(samples.t), stride)
 
 
 def _derivatives(
-    samples: JointChunk, windows: list[float], order: int, velocities: str
+    samples: JointChunk, windows: list[float], order: int, velocities: str, at: np.ndarray
 ) -> dict[float, tuple[np.ndarray, np.ndarray]]:
-    """window -> (q̇, q̈) of every candidate, in one pass (``local_polynomial_derivatives_many``)."""
+    """window -> (q̇, q̈) at samples ``at`` of every candidate, in one pass (``local_polynomial_derivatives_many``)."""
     out = {}
     for window, (qd_fit, qdd) in zip(
-        windows, local_polynomial_derivatives_many(samples.t, samples.q, windows, order), strict=True
+        windows, local_polynomial_derivatives_many(samples.t, samples.q, windows, order, at), strict=True
     ):
         qd = qd_fit
         if samples.qd is not None and velocities == "recorded":
-            qd = np.where(np.isnan(samples.qd), qd_fit, samples.qd)
+            qd = np.where(np.isnan(samples.qd[at]), qd_fit, samples.qd[at])
         out[window] = qd, qdd
     return out
 
@@ -184,8 +199,12 @@ def position_noise(t: np.ndarray, q: np.ndarray, samples: int = 7, order: int = 
     rows = centres[:, None] + np.arange(-half, half + 1)
     s = t[rows] - t[centres][:, None]
     s = s / np.maximum(np.abs(s).max(axis=1, keepdims=True), 1e-300)  # conditioning
-    V = s[:, :, None] ** np.arange(order + 1)  # (N, samples, order + 1)
-    fit_at_centre = np.linalg.pinv(V)[:, 0, :]  # the fitted value at s = 0 from the window's samples
+    # even stamps give a few distinct windows (7 in the benchmark's 30,000): each pseudo-inverse once
+    # (when the first 1,000 show few; jittered stamps' are all distinct, not worth sorting)
+    few = len(np.unique(s[:1_000], axis=0)) <= 100
+    distinct, which = np.unique(s, axis=0, return_inverse=True) if few else (s, np.arange(len(s)))
+    V = distinct[:, :, None] ** np.arange(order + 1)  # (windows, samples, order + 1)
+    fit_at_centre = np.linalg.pinv(V)[:, 0, :][which.ravel()]  # the fitted value at s = 0 from the window's samples
     leverage = fit_at_centre[:, half]
     residual = q[centres] - np.einsum("nk,nkj->nj", fit_at_centre, q[rows])
     scaled = residual**2 / np.maximum(1.0 - leverage, 1e-12)[:, None]

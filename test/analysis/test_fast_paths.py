@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives, local_polynomial_derivatives_many
+from rnea_ros.analysis.fast_csv import format_rows
 from rnea_ros.analysis.plot import envelope
 
 WINDOWS = [k * 1e-3 for k in (5, 7, 9, 13, 17, 25, 35, 51, 71, 101, 141, 201, 281, 401)]
@@ -89,3 +90,49 @@ def test_the_plot_envelope_keeps_every_spike_and_the_order_of_time():
 def test_a_short_line_is_drawn_whole():
     y = np.arange(100.0)
     assert np.array_equal(envelope(y, 1_600), np.arange(100))
+
+
+@pytest.mark.parametrize("decimals", range(10))
+def test_csv_digits_two_at_a_time_are_the_scaled_integer_in_fixed_point(decimals):
+    """fast_csv writes two digits at a time, the integer part and the fraction apart: every field is
+    round(|x|·10^decimals) (half to even) written by Python with the point put back, from 1 to 19
+    digits, ties, nan and ±inf included."""
+    rng = np.random.default_rng(decimals)
+    values = rng.normal(size=(400, 6)) * 10.0 ** rng.integers(-decimals - 2, 18 - decimals, size=(400, 6))
+    values[0] = [np.nan, np.inf, -np.inf, -0.0, 0.5 * 10.0**-decimals, -1.5 * 10.0**-decimals]
+    values = np.clip(values, -8e18 / 10.0**decimals, 8e18 / 10.0**decimals)
+
+    def field(x: float) -> str:
+        if not np.isfinite(x):
+            return str(x)  # nan, inf, -inf
+        digits = str(int(np.round(abs(x) * 10.0**decimals))).rjust(decimals + 1, "0")
+        sign = "-" if x < 0 and digits.strip("0") else ""
+        return sign + (digits[:-decimals] + "." + digits[-decimals:] if decimals else digits)
+
+    expected = "".join(",".join(field(x) for x in row) + "\n" for row in values)
+    assert format_rows(values, decimals).decode() == expected
+
+
+@pytest.mark.slow  # 30 s simulated and two choices on 30,000 samples: 7.6 s of CPU at load 6, near the 10 s limit
+def test_the_window_chosen_on_stretches_is_the_one_chosen_on_every_sample(monkeypatch):
+    """30,000 samples (as rnea_analyze's leading ones): fitted on every 4th stretch of 1,000, the
+    same window as on all of them, with every candidate's score within 5 % of its score there."""
+    from rnea_ros import RobotModel
+    from rnea_ros.analysis import window as window_module
+    from rnea_ros.analysis.pipeline import chosen_window
+    from rnea_ros.analysis.recording import JointChunk
+    from rnea_ros.demo.example_robot import example_arm_urdf
+    from rnea_ros.dynamics.corrections import with_corrections
+    from rnea_ros.testing.recorded_data import simulate
+
+    urdf = example_arm_urdf()
+    corrected = with_corrections(RobotModel.from_urdf(urdf), None, urdf_dynamics=True)
+    sim = simulate(urdf, 30.0, rate=1000.0, position_noise=1e-6, jitter=0.001, seed=21)
+    samples = JointChunk(list(sim.names), sim.t, sim.q, sim.qd, sim.effort)
+    stretches = chosen_window(corrected, iter([samples]))
+    monkeypatch.setattr(window_module, "SCORED_SAMPLES", len(sim.t))
+    every = chosen_window(corrected, iter([samples]))
+    assert stretches.stride == 4 and stretches.scored == 8_000 and every.stride == 1, stretches.describe()
+    assert stretches.window == every.window, (stretches.describe(), every.describe())
+    for window, score in every.scores.items():
+        assert abs(stretches.scores[window] / score - 1.0) < 0.05, (stretches.describe(), every.describe())
