@@ -77,7 +77,8 @@ def write_plot(analysis: Analysis, path: Path) -> None:
     axes[-1].set_xlabel("time [s]")
     # fixed margins in inches (tight_layout measured every label: 0.3 s)
     fig.subplots_adjust(left=1.1 / 10, right=1 - 0.2 / 10, top=1 - 0.45 / height, bottom=0.5 / height, hspace=0.12)
-    fig.savefig(path, dpi=90)
+    # zlib level 1: the same pixels, 0.56 -> 0.30 s to save for 16 % more bytes than the default 6
+    fig.savefig(path, dpi=90, pil_kwargs={"compress_level": 1})
 
 
 def write_friction_plot(identification: Identification, path: Path) -> None:
