@@ -109,11 +109,10 @@ def _scratch(nb, nq, nv):
 
 @njit(cache=True, inline="always")
 def _transpose_in(X, n0, m, XT):
-    for j in range(X.shape[1]):
-        for k in range(m):
-            XT[j, k] = X[n0 + k, j]
-        for k in range(m, BLOCK):
-            XT[j, k] = XT[j, 0]  # padding: a copy of a valid state, never written out
+    for k in range(BLOCK):  # row by row: contiguous reads (3 % less time on Talos than column by column)
+        n = n0 + k if k < m else n0  # padding: a copy of a valid state, never written out
+        for j in range(X.shape[1]):
+            XT[j, k] = X[n, j]
 
 
 @njit(cache=True)
