@@ -40,11 +40,11 @@ EMPTY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
 # The node's phases (RNEA_START_TRACE), in order: (stamp, what ends there)
 PHASES = (
     ("python", "interpreter and site packages"),
-    ("rclpy init", "rclpy imported and initialised, a hidden node made: its participant discovered meanwhile"),
-    ("imported", "rnea_ros.node.node and what it imports (numpy, numba, the dynamics)"),
+    ("imported", "rnea_ros.node.node and what it imports (rclpy, numpy, numba)"),
+    ("rclpy init", "rclpy.init"),
     ("parameters", "the node, its publishers and parameters"),
     ("subscribed", "its subscriptions"),
-    ("model built", "Go2's model, its kernels loaded from numba's cache (without numba's compiler set-up)"),
+    ("model built", "Go2's model, its kernels loaded from numba's cache"),
     ("first publish", "the first answer computed and published"),
 )
 START = f"""

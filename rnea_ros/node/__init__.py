@@ -2,13 +2,10 @@
 ``action_relay``. Its logic, tested without ROS, is ``rnea_ros.controller``'s.
 
 ``start_phase`` stamps the phases of the node's start on stderr when ``RNEA_START_TRACE`` is set
-(``benchmarks/start_up.py`` reads them); otherwise it does nothing. ``handle_start_signals`` makes
-SIGINT and SIGTERM a KeyboardInterrupt while the node starts, ``START_SIGNALS`` keeps them
-(``node._interrupted``).
+(``benchmarks/start_up.py`` reads them); otherwise it does nothing.
 """
 
 import os
-import signal
 import sys
 import time
 
@@ -20,19 +17,3 @@ def start_phase(name: str) -> None:
     is the process's, every thread's, since it started)."""
     if os.environ.get(START_TRACE):
         print(f"rnea_node start {name} {time.time():.6f} {time.process_time():.3f}", file=sys.stderr, flush=True)
-
-
-START_SIGNALS: list[int] = []  # SIGINT and SIGTERM received by this process
-
-
-def on_start_signal(signum: int, _frame) -> None:
-    START_SIGNALS.append(signum)
-    raise KeyboardInterrupt
-
-
-def handle_start_signals() -> None:
-    """SIGINT and SIGTERM raise KeyboardInterrupt (unless ignored); called before rclpy.init, whose
-    handlers call these after theirs."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            signal.signal(signum, on_start_signal)

@@ -12,12 +12,11 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from rnea_ros.node import START_SIGNALS, handle_start_signals, start_phase
+from rnea_ros.node import start_phase
 
 FASTDDS_PROFILE = Path(__file__).with_name("fastdds_start.xml")
 PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
 PROFILE_FILES = ("DEFAULT_FASTRTPS_PROFILES.xml", "DEFAULT_FASTDDS_PROFILES.xml")  # read from the working directory
-EARLY_NODE = "_rnea_node_starting"  # hidden: a leading underscore
 FASTDDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")  # "": Jazzy's default, rmw_fastrtps_cpp
 
 
@@ -46,38 +45,12 @@ def run() -> None:
             os.environ[PROFILE_VARIABLES[0]] = str(profile)
         if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
             sys.modules["coverage"] = None
-        early = discovery_first()
         from rnea_ros.node.node import main
     except KeyboardInterrupt:  # as node.exit_interrupted does, before that module is there
         print("rnea_node: interrupted while starting", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(0)
-    main(early=early)
-
-
-def discovery_first():
-    """rclpy initialised and a hidden node made (so its DDS participant) before the node's modules load
-    (~0.6 s of CPU: numba, the dynamics): the other processes discover it meanwhile, on Fast DDS's
-    threads, and match the node's endpoints as soon as it makes them. The node, outside the
-    command line's remappings and parameters, is destroyed once rnea_node is made (node.main). None
-    when rclpy.init refuses the command line: node.main says why."""
-    handle_start_signals()
-    import rclpy
-    from rclpy._rclpy_pybind11 import RCLError
-
-    try:
-        rclpy.init()
-    except RCLError:
-        return None
-    start_phase("rclpy init")
-    try:
-        return rclpy.create_node(
-            EARLY_NODE, use_global_arguments=False, enable_rosout=False, start_parameter_services=False
-        )
-    except Exception:  # rclpy's handler shut the context down (a signal, SIGINT ignored): interrupted
-        if rclpy.ok() and not START_SIGNALS:
-            raise
-        raise KeyboardInterrupt from None
+    main()
 
 
 if __name__ == "__main__":

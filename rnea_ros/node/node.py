@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import os
+import signal
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -43,10 +43,9 @@ from rnea_ros.controller.parameters import NODE_PARAMETERS
 from rnea_ros.controller.settings import GAINS_PREFIX, Settings, settings_from
 from rnea_ros.controller.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.controller.trajectory_feedforward import LateAnswers, answer_threads
-from rnea_ros.dynamics.compiled import finish_compiler_set_up, quick_cache_loads
 from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.dynamics.precompile import compile_notice
-from rnea_ros.node import START_SIGNALS, START_TRACE, handle_start_signals, messages, start_phase
+from rnea_ros.node import START_TRACE, messages, start_phase
 from rnea_ros.node.outputs import OutputPublishers
 from rnea_ros.plumbing import ros_parameters
 from rnea_ros.plumbing.executor import PooledExecutor
@@ -382,11 +381,16 @@ GIL_SWITCH_INTERVAL = 0.0005
 
 
 INTERRUPTED = "rnea_node: interrupted while starting"
-_signals = START_SIGNALS  # SIGINT and SIGTERM received by this process
+_signals: list[int] = []  # SIGINT and SIGTERM received by this process
 
 
 class StartInterruptedError(Exception):
     """A signal came while the node was starting: whatever failed after it is its consequence."""
+
+
+def _on_signal(signum: int, _frame) -> None:
+    _signals.append(signum)
+    raise KeyboardInterrupt
 
 
 def exit_interrupted() -> None:
@@ -415,8 +419,7 @@ def _start() -> RneaNode | None:
     context down, and what fails after that is the signal's doing)."""
     node = None
     try:
-        # rclpy's C warns when the context dies under it; the model's kernels loaded without numba's compiler
-        with warnings.catch_warnings(record=True) as warned, quick_cache_loads():
+        with warnings.catch_warnings(record=True) as warned:  # rclpy's C warns when the context dies under it
             node = RneaNode()
         if not _interrupted():
             for warning in warned:
@@ -426,8 +429,6 @@ def _start() -> RneaNode | None:
             node.core.collector_pauses.start()
             _schedule(node)
             start_phase("started")
-            if node.fatal_error is None:
-                finish_compiler_set_up_later(node)
             return node
     except (KeyboardInterrupt, StartInterruptedError, ExternalShutdownException):
         pass
@@ -437,26 +438,6 @@ def _start() -> RneaNode | None:
     if node is not None:
         node.destroy_node()
     return None
-
-
-COMPILER_SET_UP_AFTER = 3.0  # s after the start at the latest
-
-
-def finish_compiler_set_up_later(node: RneaNode) -> threading.Thread:
-    """numba's compiler set-up, which the start's kernel loads went without (``quick_cache_loads``), on a
-    thread of its own once the first joint_states is answered (or COMPILER_SET_UP_AFTER s without one):
-    ~0.6 s of CPU that a later kernel, a trajectory's or a new model's, would otherwise wait for."""
-
-    def finish() -> None:
-        deadline = time.monotonic() + COMPILER_SET_UP_AFTER
-        while not node.core.inputs.count["joint_states"] and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.05)  # the first answer's publish
-        finish_compiler_set_up()
-
-    thread = threading.Thread(target=finish, name="numba compiler set-up", daemon=True)
-    thread.start()
-    return thread
 
 
 def _trace_first_answer(node: RneaNode) -> None:
@@ -489,25 +470,20 @@ def _schedule(node: RneaNode) -> None:
             node.get_logger().info(f"thread_priority: every thread on SCHED_FIFO at priority {priority}")
 
 
-def main(args=None, early: Node | None = None) -> None:
-    """rnea_node; ``early``: a node made before this module loaded, rclpy's context initialised and the
-    signals handled as below (``__main__.discovery_first``), destroyed once the node is made."""
+def main(args=None) -> None:
     # a crash in C code (rclpy, the kernels) writes every thread's Python stack to stderr: rnea_sim
     # once died of SIGSEGV at its start in a quiet suite, its log saying nothing more
     faulthandler.enable(all_threads=True)
-    if early is None:
-        handle_start_signals()
+    for signum in (signal.SIGINT, signal.SIGTERM):  # rclpy's handlers, installed by init, call these after theirs
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _on_signal)
     sys.unraisablehook = _unless_interrupt
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
     start_phase("imported")
     try:
-        if early is None:
-            rclpy.init(args=args)
-            start_phase("rclpy init")
+        rclpy.init(args=args)
+        start_phase("rclpy init")
         node = _start()
-        if early is not None and node is not None:  # the node holds the participant now
-            with contextlib.suppress(Exception):  # a context a signal shut down meanwhile: the node stops next
-                early.destroy_node()
     except KeyboardInterrupt:
         node = None
     except RCLError as error:  # e.g. a URDF given with -p: one line with the remedy, no traceback

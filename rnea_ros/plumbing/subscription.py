@@ -28,7 +28,6 @@ import threading
 from collections.abc import Callable
 from contextlib import ExitStack
 
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
@@ -93,12 +92,7 @@ class DedicatedSubscription:
         with context.handle, ExitStack() as handles:
             for subscription, _ in served:
                 handles.enter_context(subscription.handle)
-            try:
-                wait_set = _rclpy.WaitSet(len(served), 0, 0, 0, 0, 0, context.handle)
-            except RCLError:  # the context shut down before this thread began (a signal while the node starts)
-                if context.ok():
-                    raise
-                return
+            wait_set = _rclpy.WaitSet(len(served), 0, 0, 0, 0, 0, context.handle)
             if self._skip_backlog:
                 self._serve_newest_waiting()
             while not self._stop.is_set() and context.ok():
