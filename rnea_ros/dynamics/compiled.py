@@ -43,9 +43,9 @@ BLAS_MODULE = "scipy.linalg.cython_blas"
 
 @contextlib.contextmanager
 def quick_cache_loads() -> Iterator[None]:
-    """Kernels loaded from numba's cache without numba's whole compiler set up first (a start's first
-    model: ~0.5 s of CPU less, docs/figures/start_up.md). Before each load numba refreshes its CPU
-    target: it imports every implementation it could need to compile (~0.3 s), and
+    """Kernels loaded from numba's cache without numba's whole compiler set up first (rnea_node's run is
+    inside it: its start's model ~0.5 s of CPU less, test/node/test_start_up.py). Before each load
+    numba refreshes its CPU target: it imports every implementation it could need to compile (~0.3 s), and
     ``numba.np.arraymath``'s import imports ``scipy.linalg`` to see whether BLAS is there (~0.3 s).
     A load needs only numba's runtime initialised and the modules of the kernels' environments
     (imported as the load unpickles them): the same machine code runs, so the numbers are the same.

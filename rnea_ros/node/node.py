@@ -43,6 +43,7 @@ from rnea_ros.controller.parameters import NODE_PARAMETERS
 from rnea_ros.controller.settings import GAINS_PREFIX, Settings, settings_from
 from rnea_ros.controller.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.controller.trajectory_feedforward import LateAnswers, answer_threads
+from rnea_ros.dynamics.compiled import quick_cache_loads
 from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.dynamics.precompile import compile_notice
 from rnea_ros.node import START_TRACE, messages, start_phase
@@ -471,6 +472,13 @@ def _schedule(node: RneaNode) -> None:
 
 
 def main(args=None) -> None:
+    # the node's kernels load from numba's cache without numba's compiler set-up (~0.6 s of CPU at the
+    # start, and at a trajectory's or a new model's first load); a kernel not in the cache compiles as usual
+    with quick_cache_loads():
+        _run(args)
+
+
+def _run(args) -> None:
     # a crash in C code (rclpy, the kernels) writes every thread's Python stack to stderr: rnea_sim
     # once died of SIGSEGV at its start in a quiet suite, its log saying nothing more
     faulthandler.enable(all_threads=True)
