@@ -30,8 +30,9 @@ import time
 from pathlib import Path
 
 from rnea_ros.demo.figures import write_table
+from rnea_ros.node.__main__ import PROFILE_VARIABLES, start_profile
 from rnea_ros.testing.domain import reserve_domain_id
-from rnea_ros.testing.start_up import FEET, Start, first_answer
+from rnea_ros.testing.start_up import BARE_COMMAND, FEET, Start, first_answer
 
 GO2 = "go2_description/urdf/go2.urdf"
 EMPTY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
@@ -77,18 +78,30 @@ class Robot:
         model = RobotModel.from_urdf(self.urdf, floating_base=True)
         self.joint_names, self.base_link = model.joint_names, model.base_link
 
-    def start(self, env: dict[str, str]) -> Start:
+    def start(self, env: dict[str, str], command: list[str] | None = None) -> Start:
+        if command and (profile := start_profile(env, Path.cwd())):  # the Fast DDS profile rnea_node gives itself
+            env = {**env, PROFILE_VARIABLES[0]: str(profile)}
         with tempfile.TemporaryDirectory(prefix="start_up_") as folder:
-            start = first_answer(Path(folder), self.urdf, self.joint_names, self.base_link, env, contact_links=FEET)
+            start = first_answer(
+                Path(folder), self.urdf, self.joint_names, self.base_link, env, contact_links=FEET, command=command
+            )
         if start.first is None:
-            raise RuntimeError(f"no gravity_torques from rnea_node:\n{start.output[-3000:]}")
+            raise RuntimeError(f"no gravity_torques from {command or 'rnea_node'}:\n{start.output[-3000:]}")
         compiled = "compiling kernels" in start.output
         print(
-            f"  first answer {start.first:6.2f} s, node CPU {start.cpu:.2f} s, load {os.getloadavg()[0]:.1f}"
-            + (" (compiled)" if compiled else ""),
+            f"  {'reference' if command else 'rnea_node'}: first answer {start.first:6.2f} s, CPU {start.cpu:.2f} s, "
+            f"load {os.getloadavg()[0]:.1f}" + (" (compiled)" if compiled else ""),
             flush=True,
         )
         return start
+
+    def starts_taking_turns(self, env: dict[str, str], rounds: int) -> tuple[list[Start], list[Start]]:
+        """rnea_node's starts and the reference node's, one after the other, the first to go alternating."""
+        own, reference = [], []
+        for k in range(rounds):
+            for first in (k % 2 == 0, k % 2 == 1):
+                (own if first else reference).append(self.start(env, None if first else BARE_COMMAND))
+        return own, reference
 
 
 def _busy(count: int) -> list[subprocess.Popen]:
@@ -105,16 +118,18 @@ def median(values: list[float | None]) -> float:
     return statistics.median(v for v in values if v is not None)
 
 
-def row(name: str, starts: list[Start]) -> tuple[str, ...]:
+def row(name: str, starts: list[Start], reference: list[Start] | None = None) -> tuple[str, ...]:
     firsts = [s.first for s in starts]
+    built = [s.phases["model built"][0] for s in starts if "model built" in s.phases]
     return (
         name,
         f"{median(firsts):.2f} s",
         ", ".join(f"{v:.2f}" for v in firsts),
+        f"{median(firsts) / median([s.first for s in reference]):.2f}" if reference else "",
         f"{median([s.cpu for s in starts]):.2f} s",
         f"{median([s.listener_matched for s in starts]):.2f} s",
         f"{median([s.driver_matched for s in starts]):.2f} s",
-        f"{median([s.phases['model built'][0] for s in starts]):.2f} s",
+        f"{median(built):.2f} s" if built else "",
     )
 
 
@@ -177,10 +192,11 @@ def main() -> None:
         print("after set-up: the first start on that cache")
         table.append(row("after set-up, quiet", [robot.start(env)]))
         own: list[Start] = []
-        print(f"warm, quiet: {args.rounds} starts")
-        quiet = [robot.start(env) for _ in range(args.rounds)]
+        print(f"warm, quiet: {args.rounds} starts, taking turns with the reference node's")
+        quiet, quiet_reference = robot.starts_taking_turns(env, args.rounds)
         loads.append(os.getloadavg()[0])
-        table.append(row("warm, quiet", quiet))
+        table.append(row("warm, quiet", quiet, quiet_reference))
+        table.append(row("reference node, warm, quiet", quiet_reference, quiet_reference))
         if not args.no_compare:
             print(f"warm, quiet, an empty Fast DDS profile of the user's: {args.rounds} starts")
             profile = Path(cache) / "empty_profile.xml"
@@ -188,18 +204,20 @@ def main() -> None:
             own = [robot.start({**env, "FASTRTPS_DEFAULT_PROFILES_FILE": str(profile)}) for _ in range(args.rounds)]
             loads.append(os.getloadavg()[0])
             table.append(row("warm, quiet, without the node's Fast DDS profile", own))
-        print(f"warm, beside {args.busy} busy processes: {args.rounds} starts")
+        print(f"warm, beside {args.busy} busy processes: {args.rounds} starts, taking turns with the reference's")
         spinning = _busy(args.busy)
         try:
-            busy = [robot.start(env) for _ in range(args.rounds)]
+            busy, busy_reference = robot.starts_taking_turns(env, args.rounds)
             loads.append(os.getloadavg()[0])
         finally:
             _stop(spinning)
-        table.append(row(f"warm, beside {args.busy} busy processes", busy))
+        table.append(row(f"warm, beside {args.busy} busy processes", busy, busy_reference))
+        table.append(row(f"reference node, warm, beside {args.busy} busy processes", busy_reference, busy_reference))
     header = (
         "start",
         "first answer (median)",
         "each start",
+        "× the reference node",
         "node CPU",
         "subscriber matched",
         "driver matched",
@@ -227,7 +245,10 @@ def main() -> None:
         "of the user's (FASTRTPS_DEFAULT_PROFILES_FILE), as it started before issue 45. Load average "
         f"{loads[0]:.1f} after the quiet starts (other work on the machine)"
         + (f", {loads[1]:.1f} after those without the profile" if len(loads) > 2 else "")
-        + f", {loads[-1]:.1f} after the busy ones."
+        + f", {loads[-1]:.1f} after the busy ones. The reference node (rnea_ros.testing.start_up's "
+        "run_bare), started the same way, taking turns with rnea_node's warm starts: rclpy and sensor_msgs only, "
+        "it answers each joint_states with zeros, with the Fast DDS profile rnea_node gives itself; its first "
+        "answer is the floor of any rclpy node here."
     )
     more = [
         (

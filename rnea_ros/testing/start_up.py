@@ -12,7 +12,8 @@ Three processes besides the node, each on the same private ROS_DOMAIN_ID (localh
   or ``python -m rnea_ros.node`` with the same arguments.
 
 ``first_answer`` runs one start and returns its events in seconds after the spawn. Run a role with
-``python -m rnea_ros.testing.start_up listener|driver ...``.
+``python -m rnea_ros.testing.start_up listener|driver ...``; ``... bare --ros-args ...`` is the
+reference node (``run_bare``).
 """
 
 from __future__ import annotations
@@ -113,6 +114,35 @@ def run_driver(joint_names: list[str], base_link: str | None, rate: float, secon
             rclpy.spin_once(node, timeout_sec=wait)
 
 
+def run_bare(seconds: float) -> None:
+    """The reference node: the least a Python ROS 2 node does to answer, started as rnea_node is (its
+    command line's ``--ros-args`` taken by rclpy.init) but with rclpy and sensor_msgs only, no model: it
+    answers each joint_states with zeros on ``gravity_torques``, stamped as the state. Its first answer
+    is the floor of any rclpy node's on this machine."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    from sensor_msgs.msg import JointState
+
+    rclpy.init(args=sys.argv)
+    node = rclpy.create_node("rnea_node")
+    publisher = node.create_publisher(JointState, "gravity_torques", 10)
+
+    def answer(state: JointState) -> None:
+        publisher.publish(JointState(header=state.header, name=state.name, effort=[0.0] * len(state.name)))
+
+    node.create_subscription(JointState, "joint_states", answer, 10)
+    deadline = time.monotonic() + seconds
+    try:
+        while rclpy.ok() and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    rclpy.try_shutdown()
+
+
+BARE_COMMAND = [sys.executable, "-m", "rnea_ros.testing.start_up", "bare"]
+
+
 @dataclass
 class Start:
     """One start's events, in seconds after the node's spawn (None: not seen)."""
@@ -182,12 +212,14 @@ def first_answer(
     *,
     contact_links: list[str] | None = None,
     console_script: bool = True,
+    command: list[str] | None = None,
     rate: float = 200.0,
     timeout: float = 120.0,
 ) -> Start:
     """Starts the listener and the driver, waits until they see each other, spawns the node and
     returns its start's events (its process is stopped before this returns). ``env``: the processes'
-    environment (ROS_DOMAIN_ID, NUMBA_CACHE_DIR, RNEA_START_TRACE...)."""
+    environment (ROS_DOMAIN_ID, NUMBA_CACHE_DIR, RNEA_START_TRACE...). ``command``: another node in
+    rnea_node's place, given the same ``--ros-args`` (``BARE_COMMAND``: the reference)."""
     parameters = {"robot_description": urdf, "floating_base": base_link is not None}
     if contact_links:
         parameters["contact_links"] = contact_links
@@ -203,7 +235,7 @@ def first_answer(
         node_log = (folder / "node.log").open("w")
         spawned = time.time()
         node = subprocess.Popen(
-            [*node_command(console_script), "--ros-args", "--params-file", str(params)],
+            [*(command or node_command(console_script)), "--ros-args", "--params-file", str(params)],
             env=env,
             stdout=node_log,
             stderr=subprocess.STDOUT,
@@ -250,6 +282,9 @@ def _start_events(spawned: float, heard: dict[str, dict], drove: dict[str, dict]
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["bare"]:  # its command line is rclpy's
+        run_bare(READY_TIMEOUT)
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("role", choices=("listener", "driver"))
     parser.add_argument("arguments", nargs="*")
