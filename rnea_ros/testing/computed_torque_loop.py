@@ -223,3 +223,39 @@ def sampled_loop_radius(law: str, bandwidth: float, q: np.ndarray, period: float
     A = np.block([[np.eye(n), period * np.eye(n)], [np.zeros((n, n)), np.eye(n)]])
     B = np.vstack([0.5 * period**2 * inverse, period * inverse])
     return float(np.abs(np.linalg.eigvals(A - B @ np.hstack([kp, kd]))).max())
+
+
+def hold_floor(law: str, bandwidth: float, period: float = 0.001) -> np.ndarray:
+    """The tracking floor [°] (RMS per moving joint, the payload exact) of the 1 ms lockstep on the fast
+    multi-sine, computed, not simulated: each law's error dynamics linearised along the trajectory, in
+    continuous time (the simulator's semi-implicit Euler step makes the command act as a(t) over its
+    step: a leapfrog), forced by what sampling at ``period`` h adds when a law ignores it: the
+    measured velocity is the last step's mean, h/2 behind, so ė carries + (h/2) q̈_d; and MuJoCo
+    integrates joint damping D implicitly, a torque h D q̈ the node's model lacks. Computed torque
+    before it took both in (controller/computed_torque.py; now 0 to first order in h):
+    ë + Kd ė + Kp e = −Kd (h/2) q̈_d + M(q_d)⁻¹ h D q̈_d; PD + inverse dynamics (its torque gains):
+    M(q_d) ë + Kd ė + Kp e = −Kd (h/2) q̈_d + h D q̈_d. Integrated with steps of h/10."""
+    model = ARM.with_payload(PAYLOAD["payload_link"], payload_inertial())
+    n = len(MOVING)
+    q, _, qdd = fast_multisine(np.array(START), moving=n).at_times(np.arange(0.0, TRACKING_SECONDS, period))
+    damping = np.zeros(n)
+    for name, (d, _) in ARM.joint_dynamics.items():
+        damping[MOVING.index(name)] = d
+    if law == "computed_torque":
+        kp, kd = np.full(n, bandwidth**2), np.full(n, 2.0 * bandwidth)
+    else:
+        _, kp, kd = critically_damped_gains(model, np.array(START), bandwidth)
+        kp, kd = kp[:n], kd[:n]
+    e, e_dot, errors, dt = np.zeros(n), np.zeros(n), np.empty((len(q), n)), period / 10
+    for k in range(len(q)):
+        inverse = np.linalg.inv(mass_matrix(model, q[k])[:n, :n])
+        a = qdd[k, :n]
+        lag, torque = -kd * 0.5 * period * a, period * damping * a
+        for _ in range(10):
+            if law == "computed_torque":
+                e_dot = e_dot + dt * (lag + inverse @ torque - kd * e_dot - kp * e)
+            else:
+                e_dot = e_dot + dt * (inverse @ (lag + torque - kd * e_dot - kp * e))
+            e = e + dt * e_dot
+        errors[k] = e
+    return np.degrees(np.sqrt((errors**2).mean(axis=0)))

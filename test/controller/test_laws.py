@@ -131,6 +131,28 @@ def test_computed_torque_applies_the_payload_and_the_joint_terms_as_the_other_la
     assert_close(out.commands, expected)
 
 
+def test_from_the_second_state_the_velocity_error_is_half_a_period_back_and_the_joint_terms_over_the_period():
+    """The joint_states' period h (the interval between two stamps): ė = q̇_d − (h/2) q̈_d − q̇ (the
+    measured velocity is the last period's mean) and the joint terms at q̇ + h q̈ (the velocity over
+    the period the command is held): Pinocchio's rnea of that q̈ plus the corrections' terms."""
+    terms = {"joint1": JointCorrection(viscous=0.5, coulomb=0.1), "joint2": JointCorrection(viscous=0.3, armature=0.05)}
+    corrections = Corrections(terms)
+    settings = Settings(command_source="computed_torque", ct_kp=(100.0,), ct_kd=(15.0,))
+    live = build_live_model(ARM_URDF, settings)
+    live = live.rebound(live.bound.with_corrections(corrections))
+    rng = np.random.default_rng(47)
+    outputs_at(live, settings, *state(ARM, rng), stamp=2.0)
+    q, qd, q_d, qd_d, qdd_d = state(ARM, rng)
+    out = outputs_at(live, settings, q, qd, q_d, qd_d, qdd_d, stamp=2.002)
+    h = 2.002 - 2.0
+    qdd = qdd_d + 100.0 * (q_d - q) + 15.0 * (qd_d - 0.5 * h * qdd_d - qd)
+    expected = PIN.inverse_dynamics(q, qd, qdd) + corrections.torques(ARM.joint_names, qd + h * qdd, qdd)
+    assert out.clipped == 0
+    assert_close(out.commands, expected)
+    # the same state again (a repeated stamp) keeps the period
+    assert_close(outputs_at(live, settings, q, qd, q_d, qd_d, qdd_d, stamp=2.002).commands, expected)
+
+
 def inputs(q_desired, qdd=None, n: int = 8):
     zeros = np.zeros(n)
     return SimpleNamespace(
