@@ -22,6 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import against  # benchmarks/against.py (this script's folder is on the path): the load average
 import numpy as np
 import rclpy
 
@@ -117,6 +118,7 @@ def main() -> None:
     rows = []
     folder = Path(tempfile.mkdtemp(prefix="rnea_real_time_"))
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    load_at_start = against.load_note()
     try:
         for name, urdf, start, kp, kd, sim_extra, node_extra in robots(folder):
             model = RobotModel.from_urdf(urdf)
@@ -162,7 +164,11 @@ def main() -> None:
         "rnea_sim in real time unless said. JTC: its joint_trajectory_controller stand-in (the PID in its "
         "step loop) given a planner's points 0.1 s apart, their efforts filled by rnea_node ahead of time. "
         "effort_commands: rnea_node closes the loop at joint_states' rate on the whole trajectory sent "
-        "ahead as desired_accelerations, to a JointGroupEffortController stand-in, same gains."
+        "ahead as desired_accelerations, to a JointGroupEffortController stand-in, same gains. The JTC "
+        "columns with rnea_node's efforts and every lockstep run give the same figures run after run; "
+        "effort_commands, whose feedback crosses DDS twice in real time, does not (which step a command "
+        "lands on varies with the machine's load: beside other work its loop diverges). "
+        f"{load_at_start[0].upper()}{load_at_start[1:]} at the start, {against.load_note()} at the end."
     )
     if args.busy:
         note += f" With {args.busy} processes spinning beside the runs, on 2 cores."
