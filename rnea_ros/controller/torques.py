@@ -115,12 +115,14 @@ def effort_commands(
     """The commands in ``command_joints`` order and how many were clipped (see the module docstring)."""
     law = law or live.settings_cache.command_law(settings)
     u = law.source(inputs, tau, gravity, live.newest_stamp)
+    commands = np.empty(len(live.bound.command_order))  # a new array: clipping it leaves τ alone
+    order, limits = live.bound.command_order, live.bound.command_limits
     if inputs.gains is not None and inputs.q_desired is not None and inputs.qd_desired is not None:
         kp, kd = inputs.gains
-        u = u + np.nan_to_num(kp * (inputs.q_desired - inputs.q_measured), nan=0.0)
-        u = u + np.nan_to_num(kd * (inputs.qd_desired - inputs.qd_measured), nan=0.0)
-    commands = np.empty(len(live.bound.command_order))  # a new array: clipping it leaves τ alone
-    clipped = _in_command_order_clipped(u, live.bound.command_order, live.bound.command_limits, commands)
+        q, qd = (inputs.q_desired, inputs.q_measured), (inputs.qd_desired, inputs.qd_measured)
+        clipped = _in_command_order_clipped(u, True, kp, kd, *q, *qd, order, limits, commands)
+    else:
+        clipped = _in_command_order_clipped(u, False, u, u, u, u, u, u, order, limits, commands)
     if clipped < 0:
         raise ValueError("effort_commands are not finite")
     return commands, clipped
@@ -128,15 +130,23 @@ def effort_commands(
 
 def compile_kernels() -> None:
     """Compiles (or loads from numba's cache) the commands' kernel, so that the first state does not wait for it."""
-    _in_command_order_clipped(np.zeros(1), np.zeros(1, dtype=np.intp), np.ones(1), np.empty(1))
+    one = np.zeros(1)
+    _in_command_order_clipped(one, False, one, one, one, one, one, one, np.zeros(1, dtype=np.intp), np.ones(1), one)
 
 
 @njit(cache=True)
-def _in_command_order_clipped(u, order, limits, commands) -> int:
-    """commands = u[order] clipped to ±limits; how many were clipped, or −1 when one is not finite."""
+def _in_command_order_clipped(u, feedback, kp, kd, q_d, q, qd_d, qd, order, limits, commands) -> int:
+    """commands = (u + Kp (q_d − q) + Kd (q̇_d − q̇))[order] (with ``feedback``, else u[order]) clipped
+    to ±limits; how many were clipped, or −1 when one is not finite. Each feedback term as NumPy's
+    ``nan_to_num(·, nan=0.0)`` makes it (NaN, a joint the desired point does not name: 0; ±inf: the
+    largest float), added in the same order: the same bits as the array expressions."""
     clipped = 0
     for k in range(len(order)):
         command = u[order[k]]
+        if feedback:
+            i = order[k]
+            command = command + _as_finite(kp[i] * (q_d[i] - q[i]))
+            command = command + _as_finite(kd[i] * (qd_d[i] - qd[i]))
         if not math.isfinite(command):
             return -1
         if abs(command) > limits[k]:
@@ -144,6 +154,17 @@ def _in_command_order_clipped(u, order, limits, commands) -> int:
             clipped += 1
         commands[k] = command
     return clipped
+
+
+@njit(cache=True)
+def _as_finite(value: float) -> float:
+    """``np.nan_to_num(value, nan=0.0)`` for one float64."""
+    if math.isnan(value):
+        return 0.0
+    return min(max(value, -_LARGEST), _LARGEST)
+
+
+_LARGEST = float(np.finfo(np.float64).max)
 
 
 def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Outputs:

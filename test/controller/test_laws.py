@@ -23,7 +23,7 @@ from rnea_ros.controller.laws import LAWS
 from rnea_ros.controller.parameters import COMMAND_SOURCES, NODE_PARAMETERS
 from rnea_ros.controller.settings import Settings
 from rnea_ros.controller.state import ConfigurationError, DesiredPoints, LiveModel
-from rnea_ros.controller.torques import compute_outputs, holding_torques, with_corrections
+from rnea_ros.controller.torques import _in_command_order_clipped, compute_outputs, holding_torques, with_corrections
 from rnea_ros.dynamics.corrections import Corrections, JointCorrection, Payload
 from rnea_ros.dynamics.corrections import with_corrections as corrected_model
 from rnea_ros.testing.legged import SOLO_URDF
@@ -270,3 +270,28 @@ def test_rnea_gains_proposes_computed_torque_gains_from_a_bandwidth(capsys):
     assert values["ct_kp"] == [100.0] * ARM.nv and values["ct_kd"] == [20.0] * ARM.nv
     own = {name: tuple(v) if isinstance(v, list) else v for name, v in values.items() if name != "joints"}
     build_live_model(ARM_URDF, Settings(**own))
+
+
+def test_the_commands_kernel_adds_the_feedback_as_the_array_expressions_did_to_the_bit():
+    """u + nan_to_num(Kp (q_d − q), nan=0) + nan_to_num(Kd (q̇_d − q̇), nan=0), in command order, clipped:
+    the same bits from the kernel, with joints not named (NaN), infinite and overflowing values."""
+    rng, finite = np.random.default_rng(47), 0
+    for _ in range(300):
+        n = int(rng.integers(1, 12))
+        u, q, qd, q_d, qd_d = (rng.normal(0.0, 10.0 ** rng.integers(-3, 4), n) for _array in range(5))
+        kp, kd = rng.uniform(0.0, 1e4, n), rng.uniform(0.0, 1e2, n)
+        for array in (q_d, qd_d, kp):
+            array[rng.random(n) < 0.2] = rng.choice([np.nan, np.inf, -np.inf, 1e300, -1e300])
+        order = rng.permutation(n)[: int(rng.integers(1, n + 1))]
+        limits = rng.uniform(0.1, 100.0, len(order))
+        with np.errstate(invalid="ignore", over="ignore"):
+            v = u + np.nan_to_num(kp * (q_d - q), nan=0.0)
+            v = (v + np.nan_to_num(kd * (qd_d - qd), nan=0.0))[order]
+        expected = -1 if not np.isfinite(v).all() else int(np.count_nonzero(np.abs(v) > limits))
+        commands = np.empty(len(order))
+        assert _in_command_order_clipped(u, True, kp, kd, q_d, q, qd_d, qd, order, limits, commands) == expected
+        finite += expected >= 0
+        if expected >= 0:
+            np.testing.assert_array_equal(commands, np.clip(v, -limits, limits), strict=True)
+            assert commands.tobytes() == np.clip(v, -limits, limits).tobytes()
+    assert finite > 100  # most trials compare commands, not only the refusal
