@@ -66,6 +66,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # One BLAS thread unless told otherwise, set before numpy loads it: the window's choice makes
 # hundreds of small least-squares fits, and OpenBLAS's threads, spinning between them beside
@@ -73,8 +74,6 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from rnea_ros.analysis.effort_conversion import EffortConversion, load_effort_conversion
-from rnea_ros.analysis.identify import Identification, identification_table, links_table
-from rnea_ros.analysis.link_inertia import corrected_urdf, link_contexts, urdf_link_inertials
 from rnea_ros.analysis.parquet import ParquetSamples
 from rnea_ros.analysis.pipeline import (
     MIN_SAMPLES,
@@ -88,7 +87,7 @@ from rnea_ros.analysis.pipeline import (
     too_few_samples,
     zero_effort_joints,
 )
-from rnea_ros.analysis.plot import write_friction_plot, write_plot
+from rnea_ros.analysis.plot import PlotWorker, write_friction_plot
 from rnea_ros.analysis.recording import (
     DEFAULT_CHUNK,
     RecordingError,
@@ -98,6 +97,7 @@ from rnea_ros.analysis.recording import (
     read_bag_wrenches,
 )
 from rnea_ros.analysis.replay import find_replay
+from rnea_ros.dynamics.compiled import quick_cache_loads
 from rnea_ros.dynamics.corrections import (
     CorrectedModel,
     CorrectionsError,
@@ -107,6 +107,9 @@ from rnea_ros.dynamics.corrections import (
 from rnea_ros.dynamics.corrections import with_corrections as corrected_model
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.urdf import ModelError
+
+if TYPE_CHECKING:
+    from rnea_ros.analysis.identify import Identification
 
 
 class Progress:
@@ -258,6 +261,14 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.recording) > 1:
         return fleet_main(args)
     args.recording = args.recording[0]
+    # numba's cached kernels loaded without its compiler's set-up (~0.5 s of CPU less; nothing here
+    # compiles a kernel that needs what it leaves out: compiled.quick_cache_loads)
+    with quick_cache_loads(), PlotWorker() as plotter:
+        return single_recording(args, plotter)
+
+
+def single_recording(args: argparse.Namespace, plotter: PlotWorker) -> int:
+    """``main`` for one recording; the figure drawn by ``plotter``'s process beside the analysis."""
     try:
         refuse_unwritable_outputs(args)  # before minutes of work, not after
         if args.validate is not None and not args.validate.exists():
@@ -266,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         model = RobotModel.from_urdf(description, gravity=args.gravity)
         corrected = with_corrections(model, args.corrections, args.identify, args.urdf_dynamics)
         model = corrected.model
+        plotter.prepare(model.joint_names)  # its axes made while this process reads and analyses
         if model.floating_base:
             raise RecordingError("floating-base robots are not supported by rnea_analyze (fixed base only)")
         wrenches = read_bag_wrenches(args.recording, args.wrench_topic) if args.wrench_topic else None
@@ -303,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.payload_link and args.payload_link not in model.link_names:
             raise RecordingError(f"--payload-link: '{args.payload_link}' is not a link of the model")
         links, contexts, still = recorded_links(model, description, args) if args.inertia else (None, None, {})
+        if args.identify:  # imported only when asked for (~0.1 s)
+            from rnea_ros.analysis.identify import Identification, identification_table
         identification = (
             Identification(
                 model.joint_names,
@@ -339,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
                 effort_conversion=conversion,
             )
         progress.done()
-        write_plot(analysis, args.out / "torques.png")
+        plotter.write(analysis, args.out / "torques.png")
         elapsed = time.perf_counter() - start
     except (RecordingError, ModelError, CorrectionsError, OSError, ImportError) as error:
         print(f"rnea_analyze: {error}", file=sys.stderr)
@@ -381,6 +395,8 @@ def recorded_links(model: RobotModel, description: str, args: argparse.Namespace
     joint is not in the recording (its q held at 0: the link never moves against its parent, and keeps the
     URDF's inertial), each with why. TIAGo's 40 hand joints are not in its recording: their links' 400
     columns made --inertia run for over 4 min of CPU without finishing."""
+    from rnea_ros.analysis.link_inertia import link_contexts, urdf_link_inertials
+
     links = urdf_link_inertials(model, description)
     contexts = link_contexts(model, description, links)
     first = next(open_recording(args.recording, args.topic, args.chunk), None)
@@ -400,6 +416,8 @@ def recorded_links(model: RobotModel, description: str, args: argparse.Namespace
 def validation(args, urdf_model: CorrectedModel, identification, description: str, window: float, conversion) -> str:
     """Every model's residual RMS per joint on the --validate recording (the same window, delay and
     conversion): the URDF alone, and the files written (the corrected URDF with --inertia)."""
+    from rnea_ros.analysis.link_inertia import corrected_urdf
+
     corrections = identification.corrections()
     written = corrected_model(urdf_model.model, corrections, urdf_model.urdf_dynamics)
     if args.inertia and identification.links_result().written:
@@ -460,6 +478,9 @@ def refuse_unwritable_outputs(args: argparse.Namespace) -> None:
 
 def write_corrected_urdf(identification: Identification, description: str, path: Path) -> Path:
     """The URDF with the identified links' <inertial>, written atomically; prints the links' table."""
+    from rnea_ros.analysis.identify import links_table
+    from rnea_ros.analysis.link_inertia import corrected_urdf
+
     result = identification.links_result()
     print(links_table(result))
     temporary = path.with_name(path.name + ".tmp")
@@ -472,6 +493,7 @@ def fleet_main(args: argparse.Namespace) -> int:
     """Several recordings of robots with one description: identified one by one (each a task),
     pooled, with a summary per recording that flags the ones that drift."""
     from rnea_ros.analysis.fleet import FailedRecording, RecordingTask, fleet_table, pooled, replay_lines, run_tasks
+    from rnea_ros.analysis.identify import identification_table
 
     try:
         description = load_description(args.urdf, args.recording[0])

@@ -129,19 +129,30 @@ def _widened(t, i, lo, hi, lo_bound, hi_bound, p):  # pragma: no cover - compile
 def _fit(t, y, lo_, hi_, lo_bound, hi_bound, half, order, d1, d2):  # pragma: no cover - compiled
     n = y.shape[0]
     p = order + 1
-    for i in prange(n):
-        lo, hi, distinct = _widened(t, i, lo_[i], hi_[i], lo_bound[i], hi_bound[i], p)
-        _fit_at(t, y, i, i, lo, hi, distinct, half, p, d1, d2)
+    blocks = min(n, 64)  # each block's work arrays made once (three allocations per sample were ~1/4 of the time)
+    for block in prange(blocks):
+        A = np.empty((p, p))
+        b = np.empty((p, y.shape[1]))
+        sums = np.empty(2 * p - 1)
+        for i in range(block * n // blocks, (block + 1) * n // blocks):
+            lo, hi, distinct = _widened(t, i, lo_[i], hi_[i], lo_bound[i], hi_bound[i], p)
+            _fit_into(t, y, i, i, lo, hi, distinct, half, p, d1, d2, A, b, sums)
 
 
 @numba.njit(cache=True)
 def _fit_at(t, y, i, row, lo, hi, distinct, half, p, d1, d2):  # pragma: no cover - compiled
     """The fit at sample i over [lo, hi): d1[row], d2[row]."""
+    A, b, sums = np.empty((p, p)), np.empty((p, y.shape[1])), np.empty(2 * p - 1)
+    _fit_into(t, y, i, row, lo, hi, distinct, half, p, d1, d2, A, b, sums)
+
+
+@numba.njit(cache=True)
+def _fit_into(t, y, i, row, lo, hi, distinct, half, p, d1, d2, A, b, sums):  # pragma: no cover - compiled
+    """``_fit_at`` in the work arrays A (p, p), b (p, m), sums (2p - 1,)."""
     m = y.shape[1]
     h = max(half, t[i] - t[lo], t[hi - 1] - t[i]) if hi > lo else half  # s within [-1, 1]
-    A = np.empty((p, p))
-    b = np.zeros((p, m))
-    sums = np.zeros(2 * p - 1)  # Σ s^e: A[r, c] = sums[r + c] (a Hankel matrix)
+    b[:] = 0.0
+    sums[:] = 0.0  # Σ s^e: A[r, c] = sums[r + c] (a Hankel matrix)
     for k in range(lo, hi):
         s = (t[k] - t[i]) / h  # scaled to [-1, 1] for conditioning
         power = 1.0

@@ -3,7 +3,8 @@
 rosbags reads an MCAP message by message in Python (~200 µs each on a busy 2-core machine: most of
 ``rnea_analyze``'s time on a 600,000-sample bag). Here a chunk's records are walked by a compiled
 loop, and the topic's messages come out as a (messages, bytes) uint8 block per message size, with
-their log times: ``recording.py`` decodes each block with numpy. Chunks are decompressed with what
+their log times: ``recording.py`` decodes each block with numpy (or, when one publisher's messages
+follow one another, reads their fields in place: ``message_fields``). Chunks are decompressed with what
 rosbags itself uses (zstd, lz4). Files whose chunks overlap in time, or that hold messages outside
 chunks, are left to rosbags (``readable`` says so first): the caller then reads them as before.
 """
@@ -123,6 +124,30 @@ class Segment:
         return self.log_time[mine], block
 
 
+def message_fields(segments: list[Segment], size: int, fields: dict[str, tuple]) -> dict[str, np.ndarray] | None:
+    """Each field ``name: (dtype, offset)`` of the segments' messages (all ``size`` bytes long), in order,
+    read through a structured view of each segment's chunk and concatenated: one copy of the fields,
+    none of whole messages (0.2 s of CPU for the 600,000-message benchmark bag against 0.4 s through
+    ``blocks_by_size``). None when a segment's messages are not evenly spaced (other topics' between)."""
+    dtype = np.dtype(
+        {
+            "names": list(fields),
+            "formats": [f[0] for f in fields.values()],
+            "offsets": [f[1] for f in fields.values()],
+            "itemsize": size,
+        }
+    )
+    views = []
+    for segment in segments:
+        starts = segment.start
+        step = int(starts[1] - starts[0]) if len(starts) > 1 else size
+        if len(starts) and (np.any(segment.size != size) or step < size or np.any(np.diff(starts) != step)):
+            return None
+        if len(starts):
+            views.append(np.ndarray((len(starts),), dtype, segment.buf, int(starts[0]), (step,)))
+    return {name: np.concatenate([v[name] for v in views]) for name in fields} if views else None
+
+
 def blocks_by_size(segments: list[Segment]) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The segments' messages as one uint8 block per size (ascending), each with its log times, in order."""
     sizes = np.unique(np.concatenate([s.size for s in segments]))
@@ -159,8 +184,11 @@ class _TopicScan:
         size = struct.unpack_from("<Q", raw, offset + 16)[0]
         compression, offset = _string(raw, offset + 28)
         (stored,) = struct.unpack_from("<Q", raw, offset)
-        data = _decompress(raw[offset + 8 : offset + 8 + stored], compression, size)
-        buf = np.frombuffer(data, np.uint8)
+        if compression:
+            data = _decompress(raw[offset + 8 : offset + 8 + stored], compression, size)
+            buf = np.frombuffer(data, np.uint8)
+        else:  # read in place, not copied out of the file's map
+            buf = data = np.frombuffer(raw, np.uint8, stored, offset + 8)
         ops, offsets, lengths = _walk(buf, 0, len(buf))
         self._channels(data, ops, offsets)
         if not self.channels:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives
@@ -22,7 +23,7 @@ from rnea_ros.analysis.replay import GRID_POINTS
 from rnea_ros.analysis.window import WindowChoice, choose_window
 from rnea_ros.dynamics.corrections import CorrectedModel, with_corrections
 from rnea_ros.dynamics.model import RobotModel
-from rnea_ros.dynamics.regressor import friction_law_columns, link_regressor, links_regressor
+from rnea_ros.dynamics.regressor import link_regressor, links_regressor
 
 PLOT_POINTS = 20_000
 MIN_SAMPLES = 100  # fewer samples say nothing about a robot's dynamics (a fit of 9 gave nan and a scale of 2.4)
@@ -44,18 +45,13 @@ class JointFits:
         self.friction_rhs = np.zeros((nv, 3))
 
     def add(self, measured: np.ndarray, model: np.ndarray, qd: np.ndarray) -> None:
-        ok = np.isfinite(measured) & np.isfinite(model) & np.isfinite(qd)
-        m, p, v = np.where(ok, measured, 0.0), np.where(ok, model, 0.0), np.where(ok, qd, 0.0)
-        r = m - p
-        self.n += ok.sum(axis=0)
-        self.sums += [m.sum(0), p.sum(0), (m * m).sum(0), (p * p).sum(0), (m * p).sum(0), (r * r).sum(0)]
-        columns = friction_law_columns(v) * ok[..., None]  # the regressor module's terms: q̇, sign(q̇), 1
-        features = tuple(columns[..., a] for a in range(3))
-        for a in range(3):
-            self.friction_rhs[:, a] += (features[a] * r).sum(0)
-            for b in range(a, 3):
-                self.friction_normal[:, a, b] += (features[a] * features[b]).sum(0)
-                self.friction_normal[:, b, a] = self.friction_normal[:, a, b]
+        """The samples' terms added, in one compiled pass (numpy's ~20 passes over the chunk took
+        0.6 s of CPU for 600,000 samples of 8 joints): per chunk summed apart, then into the totals."""
+        n, sums, normal, rhs = _chunk_sums(*(np.ascontiguousarray(a, dtype=np.float64) for a in (measured, model, qd)))
+        self.n += n
+        self.sums += sums
+        self.friction_normal += normal
+        self.friction_rhs += rhs
 
     def summary(self, j: int) -> dict[str, float]:
         nan = float("nan")
@@ -79,6 +75,43 @@ class JointFits:
             coulomb=float(coulomb),
             measured_rms=float(np.sqrt(max(smm, 0.0))),
         )
+
+
+@numba.njit(cache=True)
+def _chunk_sums(measured, model, qd):  # pragma: no cover - compiled
+    """``JointFits``' terms of one chunk: the samples where measured, model and q̇ are all finite;
+    the friction law's columns q̇, sign(q̇), 1 (``regressor.friction_law_columns``, test_pipeline.py)."""
+    rows, m = measured.shape
+    n = np.zeros(m, np.int64)
+    sums = np.zeros((6, m))
+    normal = np.zeros((m, 3, 3))
+    rhs = np.zeros((m, 3))
+    for i in range(rows):
+        for j in range(m):
+            a, p, v = measured[i, j], model[i, j], qd[i, j]
+            if not (np.isfinite(a) and np.isfinite(p) and np.isfinite(v)):
+                continue
+            r = a - p
+            n[j] += 1
+            sums[0, j] += a
+            sums[1, j] += p
+            sums[2, j] += a * a
+            sums[3, j] += p * p
+            sums[4, j] += a * p
+            sums[5, j] += r * r
+            s = np.sign(v)
+            rhs[j, 0] += v * r
+            rhs[j, 1] += s * r
+            rhs[j, 2] += r
+            normal[j, 0, 0] += v * v
+            normal[j, 0, 1] += v * s
+            normal[j, 0, 2] += v
+            normal[j, 1, 1] += s * s
+            normal[j, 1, 2] += s
+            normal[j, 2, 2] += 1.0
+    for j in range(m):
+        normal[j, 1, 0], normal[j, 2, 0], normal[j, 2, 1] = normal[j, 0, 1], normal[j, 0, 2], normal[j, 1, 2]
+    return n, sums, normal, rhs
 
 
 class Decimator:
@@ -308,7 +341,8 @@ def analyze(
         analysis.plot.add(np.concatenate([t[keep, None], measured[keep], tau[keep], gravity[keep]], axis=1))
         if writes_rows:
             # a sample skipped (no derivatives) has no model effort: not a row of the output
-            rows = np.concatenate([t[:, None], q, measured, tau, gravity], axis=1)[usable]
+            rows = np.concatenate([t[:, None], q, measured, tau, gravity], axis=1)
+            rows = rows if usable.all() else rows[usable]
             if csv_file is not None:
                 write_rows(csv_file, rows)
             if parquet is not None:

@@ -136,3 +136,45 @@ def test_the_window_chosen_on_stretches_is_the_one_chosen_on_every_sample(monkey
     assert stretches.window == every.window, (stretches.describe(), every.describe())
     for window, score in every.scores.items():
         assert abs(stretches.scores[window] / score - 1.0) < 0.05, (stretches.describe(), every.describe())
+
+
+def test_joint_fits_in_one_pass_are_numpys_sums_over_the_finite_samples():
+    """``JointFits.add``'s compiled pass against the sums written out with numpy and the regressor
+    module's friction-law columns, NaN samples (an effort not measured, a state not derived) left out."""
+    from rnea_ros.analysis.pipeline import JointFits
+    from rnea_ros.dynamics.regressor import friction_law_columns
+
+    rng = np.random.default_rng(45)
+    measured, model, qd = rng.normal(size=(3, 2_000, 4)) * np.array([3.0, 3.0, 0.5])[:, None, None]
+    qd[::7, 1] = 0.0  # sign(0) = 0
+    measured[::11, 2], model[5::13, 0], qd[3::17, 3] = np.nan, np.nan, np.nan
+    fits = JointFits(4)
+    fits.add(measured[:1_500], model[:1_500], qd[:1_500])
+    fits.add(measured[1_500:], model[1_500:], qd[1_500:])
+    for j in range(4):
+        ok = np.isfinite(measured[:, j]) & np.isfinite(model[:, j]) & np.isfinite(qd[:, j])
+        m, p, r = measured[ok, j], model[ok, j], measured[ok, j] - model[ok, j]
+        X = friction_law_columns(qd[ok, j])
+        assert fits.n[j] == ok.sum()
+        expected = [m.sum(), p.sum(), m @ m, p @ p, m @ p, r @ r]
+        np.testing.assert_allclose(fits.sums[:, j], expected, rtol=1e-12)
+        np.testing.assert_allclose(fits.friction_normal[j], X.T @ X, rtol=1e-12)
+        np.testing.assert_allclose(fits.friction_rhs[j], X.T @ r, rtol=1e-12, atol=1e-12)
+
+
+def test_the_plot_worker_draws_write_plots_figure(tmp_path):
+    """torques.png drawn by the forked worker (axes made ahead, lines sent at the end) has the bytes of
+    the one drawn in this process by ``write_plot``."""
+    from rnea_ros.analysis.pipeline import Analysis, JointFits
+    from rnea_ros.analysis.plot import PlotWorker, write_plot
+
+    names = ["shoulder", "elbow", "wrist"]
+    analysis = Analysis(names, JointFits(3))
+    t = np.arange(5_000) * 1e-3
+    waves = np.sin(np.outer(t, np.arange(1, 10)))
+    analysis.plot.add(np.column_stack([t, waves]))
+    write_plot(analysis, tmp_path / "here.png")
+    with PlotWorker() as worker:
+        worker.prepare(names)
+        worker.write(analysis, tmp_path / "worker.png")
+    assert (tmp_path / "worker.png").read_bytes() == (tmp_path / "here.png").read_bytes()

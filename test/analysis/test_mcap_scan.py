@@ -12,9 +12,12 @@ from rnea_ros.analysis.mcap_scan import readable
 NAMES = [f"joint{k}" for k in range(1, 8)]
 
 
-def write_mcap(path, samples: int, compression: bool, split: int | None) -> None:
+def write_mcap(
+    path, samples: int, compression: bool, split: int | None, note: bool = True, renamed: bool = False
+) -> None:
     """joint_states at 1 kHz (two publishers when ``split``: the first ``split`` joints, the rest,
-    the second every other sample), plus a std_msgs/String topic between them."""
+    the second every other sample), plus a std_msgs/String topic between them when ``note``; when
+    ``renamed``, every third message names other joints (another publisher, the same byte size)."""
     from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 
@@ -38,15 +41,16 @@ def write_mcap(path, samples: int, compression: bool, split: int | None) -> None
                 if g == 1 and k % 2:
                     continue
                 values = rng.normal(size=(3, 7))
+                names = [f"other{k}" for k in range(1, 8)] if renamed and k % 3 == 0 else NAMES
                 msg = JointState(
                     header=Header(stamp=stamp, frame_id=""),
-                    name=NAMES[group],
+                    name=names[group],
                     position=values[0, group].copy(),
                     velocity=values[1, group].copy(),
                     effort=values[2, group].copy(),
                 )
                 writer.write(states, ns, store.serialize_cdr(msg, JointState.__msgtype__))
-            if k % 97 == 0:
+            if note and k % 97 == 0:
                 writer.write(other, ns, store.serialize_cdr(String(data="x" * (k % 13)), String.__msgtype__))
 
 
@@ -82,3 +86,30 @@ def test_a_file_it_cannot_walk_is_left_to_rosbags(tmp_path):
     file.write_bytes(bytes(data))
     assert not readable([file])  # left to rosbags, which finds the chunk by the summary's index
     assert sum(len(c.t) for c in recording.read_bag_joint_states(bag, "/joint_states")) == 500
+
+
+@pytest.mark.parametrize("renamed", [False, True])
+def test_fields_read_in_place_are_rosbags_numbers(tmp_path, monkeypatch, renamed):
+    """One publisher, nothing between its messages: the fields are read through a structured view of
+    each chunk (``mcap_scan.message_fields``), rosbags' numbers; messages of the same size that name
+    other joints fall back to the block decoder and are merged as before."""
+    from rnea_ros.analysis import mcap_scan
+
+    bag = tmp_path / "bag"
+    write_mcap(bag, 3000, False, None, note=False, renamed=renamed)
+    viewed = []
+    real = mcap_scan.message_fields
+
+    def spy(*args):
+        viewed.append(real(*args))
+        return viewed[-1]
+
+    monkeypatch.setattr(recording, "message_fields", spy)
+    fast, slow = read(bag, 700, False, monkeypatch), read(bag, 700, True, monkeypatch)
+    assert viewed and all(v is not None for v in viewed)  # the in-place path was taken
+    assert len(fast) == len(slow) > 1
+    for a, b in zip(fast, slow, strict=True):
+        assert a.names == b.names
+        for x, y in ((a.t, b.t), (a.q, b.q), (a.qd, b.qd), (a.effort, b.effort)):
+            assert np.array_equal(x, y, equal_nan=True)
+    assert sum(len(c.t) for c in fast) == (2000 if renamed else 3000)  # renamed: on the main publisher's times
