@@ -62,3 +62,31 @@ def test_only_the_identified_links_inertials_change():
     for element in after.iter("inertial"):
         element.getparent().remove(element)
     assert etree.tostring(before) == etree.tostring(after)
+
+
+def test_what_the_data_do_not_determine_does_not_follow_the_last_digits_of_the_torques():
+    # two links and a joint's armature whose columns move the torques only together (a null
+    # direction of the normal equations), and a mass the least-squares fit makes negative (the
+    # bound active): before the null directions were held at the prior, torques scaled by 1 + 1e-12
+    # noise moved the armature from -0.58 to -0.69 (the bound slid along the null direction)
+    rng = np.random.default_rng(0)
+    priors = [
+        Inertial(2.0, np.array([0.0, 0.0, 0.1]), np.diag([0.02, 0.02, 0.01])).parameters(),
+        Inertial(1.0, np.array([0.05, 0.0, 0.0]), np.diag([0.005, 0.01, 0.01])).parameters(),
+    ]
+    units = np.concatenate([p[0] * np.array([1.0, *[0.1] * 3, *[0.01] * 6]) for p in priors] + [np.ones(2)])
+    Y = rng.normal(size=(2000, 22)) / units
+    Y[:, 19] = Y[:, 9] * units[9] / units[19]  # link2's izz moves the torques only as link1's does
+    Y[:, 20] = Y[:, 9] * units[9]  # and so does the joint's armature
+    target = np.r_[np.concatenate(priors) * rng.uniform(0.7, 1.3, 20), 0.1, 0.5]
+    target[10] = -0.2  # link2's mass: not a body
+    torques = Y @ (target - np.r_[np.concatenate(priors), 0.0, 0.0])
+    A = Y.T @ Y * 1e6
+    estimates = []
+    for eps in (0.0, 1e-12, 2e-12, 3e-12, 1e-9):
+        b = Y.T @ (torques * (1 + eps * rng.normal(size=len(torques)))) * 1e6
+        x, _ = consistent_estimate(A, b, priors)
+        for l, prior in enumerate(priors):
+            assert consistency_problems(Inertial.from_parameters(prior + x[10 * l : 10 * l + 10])) == []
+        estimates.append(x)
+    np.testing.assert_allclose(estimates[1:], [estimates[0]] * 4, rtol=0, atol=1e-6)
