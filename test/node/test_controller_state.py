@@ -54,9 +54,10 @@ def serving(process, client: Client) -> None:
 # [s], count: how long, and how many joint_states, the node may take to take a desired point. It
 # reads desired_accelerations on its executor and joint_states on a thread of their own, so the
 # answers to the first joint_states after a desired point may come before it has taken it (as a JTC
-# answers with its last reference). Sent just after the node first answers (16:25 UTC): taken
-# 0.22-0.55 s later at load 7 (the joint_states answers stall ~0.3 s then too), 0.41-0.84 s at
-# load 7.5-9.4 beside two busy processes (3-5 answers without it); 3 s later, 0.06-0.08 s.
+# answers with its last reference). Sent just after the node first answers (16:39 UTC): taken
+# 0.13-0.21 s later at load 4.5 (2 answers without it); 0.22-0.84 s with 4-5 busy processes beside
+# it, load 7-9.4 (2-5 answers without it; the joint_states answers stall ~0.3 s then too); sent 3 s
+# later, 0.06-0.08 s (4 busy).
 TAKE_TIMEOUT, TAKE_ATTEMPTS = 20.0, 100
 
 
