@@ -47,7 +47,9 @@ def build_live_model(description: str, settings: Settings) -> LiveModel:
         raise ValueError(NO_MOVABLE_JOINT)
     corrected = with_corrections(model, None, urdf_dynamics=settings.urdf_joint_dynamics)
     renamed = settings.joint_name_map()
-    live = LiveModel.build(corrected, settings.command_joints, settings.contact_links, description, renamed)
+    # the distribution the settings use proven now; the others after the first answer (run_distributions)
+    used = (settings.contact_distribution,)
+    live = LiveModel.build(corrected, settings.command_joints, settings.contact_links, description, renamed, used)
     compile_kernels()
     try:
         settings.check_gains(live.bound.command_names)

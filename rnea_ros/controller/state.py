@@ -227,9 +227,11 @@ class BoundModel:
         contact_links: Sequence[str] = (),
         description: str = "",
         renamed: Mapping[str, str] | None = None,
+        proven_kinds: Sequence[str] = KINDS,
     ) -> BoundModel:
         """ConfigurationError when the joints or links are not the model's; ValueError when the
-        model cannot give finite torques. ``renamed``: joint_names, {driver name: model name}."""
+        model cannot give finite torques. ``renamed``: joint_names, {driver name: model name};
+        ``proven_kinds``: the contact distributions run (and their kernels loaded) before it returns."""
         if isinstance(corrected, RobotModel):
             corrected = with_corrections(corrected, None)  # rigid bodies only: no joint terms
         model = corrected.model
@@ -258,7 +260,7 @@ class BoundModel:
             contacts,
             tuple(driver_names.get(name, name) for name in model.joint_names),
         )
-        bound._prove_it_computes()
+        bound._prove_it_computes(proven_kinds)
         return bound
 
     def with_corrections(self, corrections: Corrections | None) -> BoundModel:
@@ -286,18 +288,24 @@ class BoundModel:
             return "none"
         return f"{payload.inertial.mass:.3f} kg on '{payload.link}'"
 
-    def _prove_it_computes(self) -> None:
+    def _prove_it_computes(self, kinds: Sequence[str]) -> None:
         """A model that cannot give finite torques at its neutral state must never go live
-        (ValueError); with contacts, both distributions run once, which also compiles (or loads)
-        their kernels and caches the contact Jacobian's unit wrenches before any message."""
+        (ValueError); with contacts, the distributions ``kinds`` run once (``run_distributions``)."""
         q0 = self.model.neutral_configuration()
         zero = np.zeros(self.model.nv)
         algorithms.inverse_dynamics(self.model, self.model.create_data(), q0, zero, zero)  # on the loader's thread
-        if self.contacts is not None:
-            links = self.contacts.links
-            for kind in KINDS:
-                distribute = contact_distribution(kind, self.model, [Contact(link) for link in links])
-                distribute(q0[:7], zero[:6], zero[:6], q0[7:], zero[6:], zero[6:])
+        self.run_distributions(kinds)
+
+    def run_distributions(self, kinds: Sequence[str] = KINDS) -> None:
+        """With contacts, each distribution of ``kinds`` run once at the neutral state, which compiles (or
+        loads) its kernel (0.1 s each from the cache, Go2) and caches the contact Jacobian's unit wrenches;
+        ValueError when one cannot compute."""
+        if self.contacts is None:
+            return
+        q0, zero = self.model.neutral_configuration(), np.zeros(self.model.nv)
+        for kind in kinds:
+            distribute = contact_distribution(kind, self.model, [Contact(link) for link in self.contacts.links])
+            distribute(q0[:7], zero[:6], zero[:6], q0[7:], zero[6:], zero[6:])
 
 
 def _checked_renames(renamed: Mapping[str, str], joint_names: Sequence[str]) -> Mapping[str, str]:

@@ -169,6 +169,7 @@ class RneaNode(Node):
             self.get_logger().warning(f"robot_description: {warning} (strict_inertia: true refuses it)")
         if self.core.settings.contact_links and not live.floating:
             self.get_logger().warning("contact_links is ignored: the robot has a fixed base")
+        _run_distributions_later(self, live)
 
     def _refused(self, error: Exception) -> None:
         self.core.rejections.count("bad_robot_description")
@@ -439,6 +440,24 @@ def _start() -> RneaNode | None:
     if node is not None:
         node.destroy_node()
     return None
+
+
+def _run_distributions_later(node: RneaNode, live: LiveModel, delay: float = 1.0) -> None:
+    """Every contact distribution run once, ``delay`` s after the model went live: the build ran only
+    the one the settings use (the first answer does not wait for the others' kernels, ~0.1 s each)
+    and a switch of contact_distribution then finds its kernel loaded."""
+    if live.bound.contacts is None:
+        return
+
+    def run() -> None:
+        node.destroy_timer(timer)
+        try:
+            live.bound.run_distributions()
+        except ValueError as error:
+            node.get_logger().warning(f"a contact distribution cannot compute at the neutral state: {error}")
+
+    steady = Clock(clock_type=ClockType.STEADY_TIME)
+    timer = node.create_timer(delay, quiet_after_shutdown(node.context, run), clock=steady)
 
 
 def _trace_first_answer(node: RneaNode) -> None:

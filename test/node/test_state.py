@@ -290,3 +290,37 @@ def test_stamped_wrenches_age_with_the_joint_states_stamps_unstamped_ones_with_t
     state.set_wrench(WrenchReading("tcp", wrench, 12.0), now=5.0)  # stamped on another clock: by its arrival
     assert "tcp" in state.fresh_wrenches(now=5.05, timeout=0.1)
     assert state.fresh_wrenches(now=5.2, timeout=0.1) is None
+
+
+LOADED_KERNELS = """
+from rnea_ros.controller.core import build_live_model
+from rnea_ros.controller.settings import Settings
+from rnea_ros.dynamics import contact_distribution, contact_forces
+from rnea_ros.testing.reference import robot_urdf
+from rnea_ros.testing.start_up import FEET
+
+def loaded():
+    kernels = (contact_distribution._minimum_norm_torques, contact_forces._contact_consistent_torques)
+    return [len(kernel.overloads) > 0 for kernel in kernels]
+
+settings = Settings(floating_base=True, contact_links=tuple(FEET), contact_distribution="{kind}")
+live = build_live_model(robot_urdf("go2_description/urdf/go2.urdf"), settings)
+print(loaded())
+live.bound.run_distributions()
+print(loaded())
+"""
+
+
+@pytest.mark.parametrize(("kind", "after_build"), [("minimum_norm", "[True, False]"), ("qp", "[False, True]")])
+def test_the_build_loads_the_kernel_of_the_distribution_in_use_and_the_others_later(kind, after_build):
+    """A fresh process (numba keeps what it loaded): the first answer waits for one contact kernel's
+    load, not both (~0.1 s each from the cache, Go2); run_distributions (the node's, 1 s after the model
+    went live) loads the others."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", LOADED_KERNELS.format(kind=kind)], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split("\n")[:2] == [after_build, "[True, True]"], run.stdout
