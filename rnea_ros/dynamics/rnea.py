@@ -23,7 +23,6 @@ base) has ``q = [p, quaternion xyzw]`` and ``q̇ = [v, ω]`` in the body frame.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from rnea_ros.dynamics.spatial import (
     ZERO6,
@@ -44,6 +43,7 @@ from rnea_ros.dynamics.spatial import (
     scale6,
     store,
 )
+from rnea_ros.jit import njit
 
 # Joint types.
 REVOLUTE = 0
