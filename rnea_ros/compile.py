@@ -9,14 +9,16 @@ decide a compilation (``dynamics.precompile``): the small robots below serve eve
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 
 import numpy as np
 
-from rnea_ros.analysis.differentiate import local_polynomial_derivatives
-from rnea_ros.analysis.fast_csv import format_rows
+from rnea_ros.analysis.differentiate import local_polynomial_derivatives, local_polynomial_derivatives_many
+from rnea_ros.analysis.fast_csv import RowWriter, format_rows
 from rnea_ros.analysis.mcap_scan import walk_records
+from rnea_ros.analysis.pipeline import JointFits
 from rnea_ros.controller.core import build_live_model
 from rnea_ros.controller.settings import settings_from
 from rnea_ros.dynamics.precompile import CONTACT_LINK, SMALL_ROBOT, compile_dynamics
@@ -29,10 +31,16 @@ def compile_node() -> None:
 
 
 def compile_analysis() -> None:
-    """rnea_analyze's own kernels: the derivatives of a recording, the CSV writer, the MCAP walk."""
+    """rnea_analyze's own kernels: the derivatives of a recording (one window, and the window's choice
+    among several), the fits' sums, the CSV writer (and its thread's), the MCAP walk."""
     t = np.linspace(0.0, 1.0, 50)
-    local_polynomial_derivatives(t, np.sin(np.outer(t, [1.0, 2.0])), 0.1)
+    y = np.sin(np.outer(t, [1.0, 2.0]))
+    local_polynomial_derivatives(t, y, 0.1)
+    local_polynomial_derivatives_many(t, y, [0.1, 0.2], at=np.arange(0, 50, 2))
+    JointFits(2).add(y, y, y)
     format_rows(np.zeros((3, 2)))
+    with RowWriter(io.BytesIO()) as rows:
+        rows.write_rows(np.zeros((3, 2)))
     walk_records(np.frombuffer(bytes(9), np.uint8), 0, 9)  # a bag's bytes are read-only
 
 

@@ -74,6 +74,7 @@ from typing import TYPE_CHECKING
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from rnea_ros.analysis.effort_conversion import EffortConversion, load_effort_conversion
+from rnea_ros.analysis.fast_csv import RowWriter
 from rnea_ros.analysis.parquet import ParquetSamples
 from rnea_ros.analysis.pipeline import (
     MIN_SAMPLES,
@@ -332,8 +333,11 @@ def single_recording(args: argparse.Namespace, plotter: PlotWorker) -> int:
         )
         csv_path, parquet_path = args.out / "samples.csv", args.out / "samples.parquet"
         parquet = ParquetSamples(parquet_path, sample_columns(model.joint_names)) if args.parquet else None
+        # samples.csv's rows formatted and written by a thread of their own (fast_csv.RowWriter), beside
+        # the analysis and then beside torques.png's drawing; the file is complete when the block ends
         with (
-            open(csv_path, "wb") if not args.no_csv else contextlib.nullcontext() as csv_file,
+            open(csv_path, "wb") if not args.no_csv else contextlib.nullcontext() as csv_raw,
+            RowWriter(csv_raw) if csv_raw is not None else contextlib.nullcontext() as csv_file,
             parquet if parquet is not None else contextlib.nullcontext(),
         ):
             analysis = analyze(
@@ -352,8 +356,8 @@ def single_recording(args: argparse.Namespace, plotter: PlotWorker) -> int:
                 end=args.end,
                 effort_conversion=conversion,
             )
-        progress.done()
-        plotter.write(analysis, args.out / "torques.png")
+            progress.done()
+            plotter.write(analysis, args.out / "torques.png")
         elapsed = time.perf_counter() - start
     except (RecordingError, ModelError, CorrectionsError, OSError, ImportError) as error:
         print(f"rnea_analyze: {error}", file=sys.stderr)

@@ -178,3 +178,23 @@ def test_the_plot_worker_draws_write_plots_figure(tmp_path):
         worker.prepare(names)
         worker.write(analysis, tmp_path / "worker.png")
     assert (tmp_path / "worker.png").read_bytes() == (tmp_path / "here.png").read_bytes()
+
+
+def test_position_noise_fits_each_window_as_its_own_cubic():
+    """window.position_noise (the windows of even stamps grouped by their bytes, each pseudo-inverse
+    once) equals a cubic fitted by lstsq at every sample on its own, on stamps at 1.7e9 s (whose
+    rounding makes a few distinct windows) and on jittered ones (every window distinct)."""
+    from rnea_ros.analysis.window import position_noise
+
+    rng = np.random.default_rng(5)
+    for t in (1.7e9 + np.arange(3_000) * 1e-3, np.cumsum(rng.uniform(0.5e-3, 1.5e-3, 3_000))):
+        q = np.column_stack([np.sin(3 * t), np.cos(2 * t)]) + rng.normal(scale=1e-4, size=(len(t), 2))
+        scaled = []
+        for i in range(3, len(t) - 3):
+            s = t[i - 3 : i + 4] - t[i]
+            V = np.vander(s / np.abs(s).max(), 4, increasing=True)
+            fit = V @ np.linalg.lstsq(V, q[i - 3 : i + 4], rcond=None)[0]
+            leverage = (V @ np.linalg.pinv(V))[3, 3]
+            scaled.append((q[i] - fit[3]) ** 2 / (1.0 - leverage))
+        expected = np.sqrt(np.median(scaled, axis=0) / 0.4549)
+        np.testing.assert_allclose(position_noise(t, q), expected, rtol=1e-6)
