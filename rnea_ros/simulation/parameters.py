@@ -33,6 +33,16 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
         read_only=True,
     ),
     ParameterSpec(
+        "realtime_catch_up",
+        "double",
+        1000000.0,
+        "Real time: the backlog behind the wall clock (a starved process) the physics makes up by stepping "
+        "faster than real time [s]; further behind, the clock slips and the physics goes on at real time from "
+        "there (the summary's real-time factor and time slipped).",
+        read_only=True,
+        range=(0.0, 1000000.0),
+    ),
+    ParameterSpec(
         "lockstep_timeout",
         "double",
         0.05,

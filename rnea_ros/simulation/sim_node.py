@@ -26,6 +26,7 @@ with the reason, exit code 1. Its counts: ``sim_report``.
 from __future__ import annotations
 
 import faulthandler
+import math
 import signal
 import sys
 import threading
@@ -49,6 +50,7 @@ from rnea_ros.plumbing.threads import quiet_after_shutdown
 from rnea_ros.simulation.commands import EffortCommands, MotorPdCommands
 from rnea_ros.simulation.jtc_stand_in import JtcStandIn
 from rnea_ros.simulation.lockstep import Lockstep
+from rnea_ros.simulation.pacing import WallClockPacing
 from rnea_ros.simulation.parameters import SIM_PARAMETERS, SimSettings, per_joint
 from rnea_ros.simulation.record import Record, unwritable
 from rnea_ros.simulation.sim_report import counts, diagnostics, summary
@@ -82,6 +84,7 @@ class SimNode(Node):
         self.finished = threading.Event()
         self.clipped = 0
         self.steps = 0
+        self.pacing: WallClockPacing | None = None  # the physics thread's, once it runs
         self.record = Record(p.record_file, p.floating_base, logger) if p.record_file else None
         self._stop = threading.Event()
         self.outputs = StatePublishers(self, p)
@@ -209,7 +212,7 @@ class SimNode(Node):
     def _run(self) -> None:
         robot, p = self.robot, self.p
         dt = 1.0 / p.rate
-        start_monotonic = time.monotonic()
+        self.pacing = pacing = WallClockPacing(dt, p.realtime_catch_up if p.realtime else math.inf)
         released_at = None  # simulated time the brakes were released
         try:
             while not self._stop.is_set() and rclpy.ok(context=self.context):
@@ -224,16 +227,16 @@ class SimNode(Node):
                 if efforts is None:
                     robot.data.time += dt  # held by the brakes until the controller sends its first command
                 else:
-                    released_at = robot.time if released_at is None else released_at
+                    if released_at is None:
+                        released_at = robot.time
+                        pacing.release(self.steps)
                     self.clipped += robot.step(efforts)
                 self.steps += 1
                 if self.wall_controller is not None:
                     self.wall_controller.observe(robot)
                 # Lockstep may run slower than real time, never faster: stamps are the wall clock's
                 # start plus simulated time, and must never be in the future for the controller.
-                delay = start_monotonic + self.steps * dt - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
+                pacing.after_step(self.steps)
         except Exception as error:  # the loop must say why it stopped
             if rclpy.ok(context=self.context):
                 self.get_logger().fatal(f"simulation stopped: {error!r}")

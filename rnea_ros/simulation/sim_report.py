@@ -27,6 +27,8 @@ def counts(sim) -> dict[str, int | float]:
         values |= sim.wall_controller.counts()
     if hasattr(commands, "age_counts"):  # motor_pd
         values |= commands.age_counts()
+    if sim.p.realtime and sim.pacing is not None:
+        values |= sim.pacing.counts(sim.steps)
     return values
 
 
@@ -44,6 +46,11 @@ def summary(values: dict[str, int | float]) -> str:
     if "command_age_p50_ms" in values:
         text += (
             f"; commands' age at arrival p50 {values['command_age_p50_ms']} ms, max {values['command_age_max_ms']} ms"
+        )
+    if "real_time_factor" in values:
+        text += (
+            f"; since the release {values['real_time_factor']:.3f}x real time, largest backlog "
+            f"{values['largest_backlog_ms']:.1f} ms, {values['wall_clock_slipped_s']:.3f} s slipped"
         )
     if "controller_updates" in values:
         text += (

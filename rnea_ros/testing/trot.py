@@ -22,19 +22,20 @@ acceleration in use is a state's one or a few steps back)."""
 
 from __future__ import annotations
 
-import threading
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from geometry_msgs.msg import AccelStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 
 from rnea_ros import RobotModel
 from rnea_ros.motion.gait import Gait, GaitTrajectory
+from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.testing.closed_loop_runner import run_closed_loop
 from rnea_ros.testing.legged import SupportLineSway, base_acceleration, feet_poses, joint_gains, rotation_vectors
 
@@ -52,6 +53,11 @@ GO2_BASE_OMEGA = (BASE_OMEGA, 2 * np.pi * 4.0)
 # [s] the planner's period with motor_pd (250 Hz, as a whole-body planner runs; at every 1 ms state its
 # Python callback took CPU the node needed on the wall clock); with the node's PD: every state
 PLANNER_PERIOD = 0.004
+# [s] on the wall clock, the backlog rnea_sim makes up by stepping faster than real time (its
+# realtime_catch_up; further behind, its clock slips): without it a simulator that fell 2-4 s behind
+# while the node loaded its model (the brakes on) stepped flat out into the trot, faster than real
+# time, and the node answered a smaller share of its states
+CATCH_UP = 0.002
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,7 @@ def trot_parameters(
         # its first half second of commands (motor_pd: 100 commands; the node answers the newest state
         # only, every few ms on a loaded machine, and 500 held the robot into the trot's first 1.75 s)
         release = 100 if motor_pd else max(1, round(500 / publish_every))
-        sim |= {"command_timeout": 0.0, "release_after_commands": release}
+        sim |= {"command_timeout": 0.0, "release_after_commands": release, "realtime_catch_up": CATCH_UP}
     node = {
         "robot_description": robot.urdf, "floating_base": True, "command_joints": list(model.joint_names),
         "contact_links": robot.feet, "contact_distribution": "qp", "contact_radius": [robot.foot_radius],
@@ -232,17 +238,21 @@ class BaseFeedback:
         self.publisher = self.node.create_publisher(AccelStamped, "desired_base_acceleration", 10)
         # best effort: the newest pose is all this needs (a reliable reader made before its writer
         # sometimes received late here; see closed_loop_runner)
+        # on a thread of its own, the odometry's stamp read from its bytes (CDR: the header's stamp
+        # after the 4-byte encapsulation) and the message read only when answered: with an
+        # executor every 1 kHz odometry cost this process ~0.15 ms, skipped or not, on 2 shared cores
         qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-        self.node.create_subscription(Odometry, "base_odometry", self._on_odometry, qos)
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self.executor.spin, name="base planner", daemon=True)
-        self._thread.start()
+        self.subscription = DedicatedSubscription(self.node, Odometry, "base_odometry", self._on_bytes, qos, raw=True)
+        self.subscription.start()
+
+    def _on_bytes(self, data: bytes) -> None:
+        sec, nanosec = struct.unpack_from("<iI" if data[1] == 1 else ">iI", data, 4)  # CDR little or big endian
+        if self.stamps and sec + nanosec * 1e-9 - self.stamps[-1] < self.period - 1e-6:
+            return
+        self._on_odometry(deserialize_message(data, Odometry))
 
     def _on_odometry(self, msg: Odometry) -> None:
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        if self.stamps and stamp - self.stamps[-1] < self.period - 1e-6:
-            return
         t = stamp - self.t0 if self.t0 is not None else -1.0
         pose, twist = msg.pose.pose, msg.twist.twist
         p = np.array([pose.position.x, pose.position.y, pose.position.z])
@@ -260,8 +270,7 @@ class BaseFeedback:
         self.stamps.append(stamp)
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=2.0)
-        self._thread.join(timeout=2.0)
+        self.subscription.destroy()
         self.node.destroy_node()
 
 

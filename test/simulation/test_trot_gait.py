@@ -240,3 +240,32 @@ def test_the_sway_is_the_turn_about_the_support_line_that_no_foot_can_stop(solo)
             assert abs(moments[1]) <= 0.05 * abs(moments[0]), (t[i], moments)
             checked += 1
     assert checked >= 10
+
+
+@pytest.mark.ros  # nav_msgs and rclpy's serialization
+def test_the_planner_reads_the_odometrys_stamp_from_its_bytes_and_answers_every_period():
+    """BaseFeedback's subscription takes each odometry as bytes: the stamp read there (CDR, little
+    and big endian) decides whether the planner answers it (its period) before the message is read."""
+    from types import SimpleNamespace
+
+    from nav_msgs.msg import Odometry
+    from rclpy.serialization import serialize_message
+
+    from rnea_ros.testing.trot import BaseFeedback
+
+    msg = Odometry()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 1795891093, 123_000_000
+    msg.pose.pose.position.x = 0.25
+    little = serialize_message(msg)
+    assert little[1] == 1  # CDR little endian, as Fast DDS writes here
+    stamp = 1795891093.123
+    for last, answered in ((stamp - 0.001, False), (stamp - 0.004, True), (None, True)):
+        read = []
+        planner = SimpleNamespace(stamps=[] if last is None else [last], period=0.004, _on_odometry=read.append)
+        BaseFeedback._on_bytes(planner, little)
+        assert len(read) == answered
+    # big endian: the stamp read as such (1 ms after the last answered: skipped, the message not read)
+    big = little[:1] + b"\x00" + little[2:4] + (1795891093).to_bytes(4, "big") + (123_000_000).to_bytes(4, "big")
+    planner = SimpleNamespace(stamps=[stamp - 0.001], period=0.004, _on_odometry=None)
+    BaseFeedback._on_bytes(planner, big + little[12:])
+    assert read[0].header.stamp.sec == 1795891093 and read[0].pose.pose.position.x == 0.25
