@@ -72,6 +72,10 @@ from typing import TYPE_CHECKING
 # hundreds of small least-squares fits, and OpenBLAS's threads, spinning between them beside
 # numba's on 2 busy cores, made them 2-7x slower (0.2 s against 0.6-1.5 s for the 600,000-sample bag)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# numba's OpenMP threads sleep as soon as a parallel loop ends instead of spinning: samples.csv's
+# thread (fast_csv.RowWriter) runs beside them, and their spinning took its core (load 7.5, the
+# 600,000-sample bag, medians of 3 taking turns: 9.4 s of CPU spinning, 7.7 passive, 8.4 before the thread)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from rnea_ros.analysis.effort_conversion import EffortConversion, load_effort_conversion
 from rnea_ros.analysis.fast_csv import RowWriter

@@ -163,15 +163,24 @@ class Analysis:
 def to_model_space(chunk: JointChunk, model: RobotModel, conversion: EffortConversion | None = None) -> JointChunk:
     """The chunk in the model's joint order, efforts converted to the model's units; joints the
     recording lacks: q = q̇ = 0, effort NaN."""
-    n = len(chunk.t)
-    q, effort = np.zeros((n, model.nv)), np.full((n, model.nv), np.nan)
-    qd = np.zeros((n, model.nv)) if chunk.qd is not None else None
-    for j, name in enumerate(model.joint_names):
-        if name in chunk.names:
-            k = chunk.names.index(name)
-            q[:, j], effort[:, j] = chunk.q[:, k], chunk.effort[:, k]
-            if qd is not None:
-                qd[:, j] = chunk.qd[:, k]
+    where: dict[str, int] = {}
+    for k, name in enumerate(chunk.names):
+        where.setdefault(name, k)  # a name recorded twice: its first column
+    columns = np.array([where.get(name, -1) for name in model.joint_names], dtype=np.int64)
+    missing = columns < 0
+    source = np.where(missing, 0, columns)
+
+    def gathered(values: np.ndarray, fill: float) -> np.ndarray:
+        """The recorded columns in the model's order, ``fill`` for the joints not recorded: np.take's
+        C-ordered copy, all columns at once (a column at a time: ~10x the time, 0.2 s of the benchmark bag)."""
+        if values.shape[1] == 0:
+            return np.full((len(chunk.t), model.nv), fill)
+        out = np.take(np.asarray(values, dtype=np.float64), source, axis=1)
+        out[:, missing] = fill
+        return out
+
+    q, effort = gathered(chunk.q, 0.0), gathered(chunk.effort, np.nan)
+    qd = gathered(chunk.qd, 0.0) if chunk.qd is not None else None
     if conversion is not None:
         scale, offset = conversion.arrays(model.joint_names)
         effort = effort * scale + offset
@@ -309,9 +318,11 @@ def analyze(
     if csv_file is not None:
         csv_file.write(_csv_header(model.joint_names).encode())
     for extended, own, at_start, at_end in with_context(model_chunks(), margin):
-        core = np.arange(own.start, own.stop)
-        core = core[(extended.t[core] >= analysed_from) & (extended.t[core] <= analysed_to)]
-        if len(core) == 0:
+        # the own rows from --start to --end: consecutive (the stamps are sorted), so a slice (views, not copies)
+        own_t = extended.t[own]
+        first_row = own.start + int(np.searchsorted(own_t, analysed_from, side="left"))
+        core = slice(first_row, own.start + int(np.searchsorted(own_t, analysed_to, side="right")))
+        if core.stop <= core.start:
             continue
         qd_estimate, qdd_all = local_polynomial_derivatives(
             extended.t, extended.q, window, order, starts=at_start, ends=at_end

@@ -198,3 +198,26 @@ def test_position_noise_fits_each_window_as_its_own_cubic():
             scaled.append((q[i] - fit[3]) ** 2 / (1.0 - leverage))
         expected = np.sqrt(np.median(scaled, axis=0) / 0.4549)
         np.testing.assert_allclose(position_noise(t, q), expected, rtol=1e-6)
+
+
+def test_a_chunk_in_model_space_takes_each_joints_recorded_column():
+    """pipeline.to_model_space (all columns at once): each model joint's column from the recording,
+    in the model's order, whatever the recording's; q = q̇ = 0 and effort NaN for a joint not recorded."""
+    from types import SimpleNamespace
+
+    from rnea_ros.analysis.pipeline import to_model_space
+    from rnea_ros.analysis.recording import JointChunk
+
+    rng = np.random.default_rng(8)
+    recorded = ["c", "extra", "a"]
+    q, qd, effort = (rng.normal(size=(50, 3)) for _ in range(3))
+    model = SimpleNamespace(joint_names=["a", "b", "c"], nv=3)
+    for velocity in (qd, None):
+        out = to_model_space(JointChunk(recorded, np.arange(50.0), q, velocity, effort), model)
+        assert out.names == ["a", "b", "c"] and out.q.flags.c_contiguous
+        np.testing.assert_array_equal(out.q, np.column_stack([q[:, 2], np.zeros(50), q[:, 0]]))
+        np.testing.assert_array_equal(out.effort, np.column_stack([effort[:, 2], np.full(50, np.nan), effort[:, 0]]))
+        if velocity is None:
+            assert out.qd is None
+        else:
+            np.testing.assert_array_equal(out.qd, np.column_stack([qd[:, 2], np.zeros(50), qd[:, 0]]))
