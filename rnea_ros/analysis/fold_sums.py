@@ -82,7 +82,12 @@ class FoldSums:
 
     def held_out_rms(self, j: int, columns: np.ndarray) -> float:
         """Joint j fitted alone on these columns: its residual RMS on each fold, fitted on the others."""
-        rss = 0.0
+        return float(np.sqrt(self.held_out_folds(j, columns).sum() / max(self.count[:, j].sum(), 1)))
+
+    def held_out_folds(self, j: int, columns: np.ndarray) -> np.ndarray:
+        """Joint j fitted alone on these columns: per fold, its residual sum of squares there, fitted
+        on the others."""
+        rss = np.zeros(FOLDS)
         for test in range(FOLDS):
             xx = (self.xx[:, j].sum(axis=0) - self.xx[test, j])[np.ix_(columns, columns)]
             diagonal = np.sqrt(np.diag(xx))
@@ -91,17 +96,22 @@ class FoldSums:
             theta = np.linalg.pinv(xx / np.outer(scale, scale), rcond=BASE_TOLERANCE) @ (xr / scale)
             theta /= scale
             xx_t, xr_t = self.xx[test, j][np.ix_(columns, columns)], self.xr[test, j][columns]
-            rss += max(self.rr[test, j] - 2 * theta @ xr_t + theta @ xx_t @ theta, 0.0)
-        return float(np.sqrt(rss / max(self.count[:, j].sum(), 1)))
+            rss[test] = max(self.rr[test, j] - 2 * theta @ xr_t + theta @ xx_t @ theta, 0.0)
+        return rss
 
     def held_out_together(self, columns: list[np.ndarray], usable: np.ndarray, shared: int) -> np.ndarray:
         """Per joint: the held-out residual RMS of the whole fit (the first ``shared`` columns are
         every joint's, then ``columns[j]``'s own), each fold fitted on the others, each joint weighted
         by its torque's mean square."""
+        rss = self.held_out_together_folds(columns, usable, shared).sum(axis=0)
+        return np.sqrt(rss / np.maximum(self.count.sum(axis=0), 1))
+
+    def held_out_together_folds(self, columns: list[np.ndarray], usable: np.ndarray, shared: int) -> np.ndarray:
+        """(FOLDS, joints): as ``held_out_together``, each joint's residual sum of squares per fold."""
         n = len(columns)
         own = len(columns[0]) - shared if n else 0
         size = shared + own * n
-        rss = np.zeros(n)
+        rss = np.zeros((FOLDS, n))
         weights = np.where(usable, self.count.sum(axis=0) / np.maximum(self.mm.sum(axis=0), 1e-30), 0.0)
         blocks = [np.r_[np.arange(shared), shared + own * j + np.arange(own)].astype(int) for j in range(n)]
         xx_all, xr_all = self.xx.sum(axis=0), self.xr.sum(axis=0)
@@ -119,8 +129,8 @@ class FoldSums:
             for j in np.flatnonzero(usable):
                 t, c = theta[blocks[j]], columns[j]
                 xx, xr = self.xx[test, j][np.ix_(c, c)], self.xr[test, j][c]
-                rss[j] += max(self.rr[test, j] - 2 * t @ xr + t @ xx @ t, 0.0)
-        return np.sqrt(rss / np.maximum(self.count.sum(axis=0), 1))
+                rss[test, j] = max(self.rr[test, j] - 2 * t @ xr + t @ xx @ t, 0.0)
+        return rss
 
 
 class StretchSums:

@@ -589,8 +589,9 @@ def _width_cell(result: JointIdentification) -> str:
         return shape
     at_default = result.held_out[SHAPES.index((DEFAULT_COULOMB_WIDTH, 0.0))]
     default = f"{at_default:.3f}" if np.isfinite(at_default) else "not short-listed"
-    best = min(np.asarray(result.held_out)[tried])
-    return f"{shape} (held-out {best:.3f}; {default} at width {DEFAULT_COULOMB_WIDTH:g}, no lead)"
+    chosen = (result.coulomb_width, result.coulomb_lead)  # not always the least: a near tie goes to the earlier
+    at_chosen = result.held_out[SHAPES.index(chosen)] if chosen in SHAPES else min(np.asarray(result.held_out)[tried])
+    return f"{shape} (held-out {at_chosen:.3f}; {default} at width {DEFAULT_COULOMB_WIDTH:g}, no lead)"
 
 
 def links_table(result: LinksIdentification) -> str:
