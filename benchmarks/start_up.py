@@ -41,13 +41,12 @@ EMPTY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
 # The node's phases (RNEA_START_TRACE), in order: (stamp, what ends there)
 PHASES = (
     ("python", "interpreter and site packages"),
-    ("imported", "rnea_ros.node.node and what it imports (rclpy, numpy; not numba: rnea_ros.jit)"),
+    ("imported", "rnea_ros.node.node and what it imports (rclpy, numpy, numba)"),
     ("rclpy init", "rclpy.init"),
     ("parameters", "the node, its publishers and parameters"),
     ("subscribed", "its subscriptions"),
-    ("model built", "Go2's model, its kernels plain Python"),
+    ("model built", "Go2's model, its kernels loaded from numba's cache"),
     ("first publish", "the first answer computed and published"),
-    ("compiled", "after it: numba imported, the kernels loaded from its cache, the model rebuilt on them"),
 )
 START = f"""
 import time; t0 = time.perf_counter()
@@ -83,11 +82,9 @@ class Robot:
         if command and (profile := start_profile(env, Path.cwd())):  # the Fast DDS profile rnea_node gives itself
             env = {**env, PROFILE_VARIABLES[0]: str(profile)}
         with tempfile.TemporaryDirectory(prefix="start_up_") as folder:
-            linger = "" if command else "compiled"  # rnea_node: until its kernels are compiled after the first answer
             start = first_answer(
-                Path(folder), self.urdf, self.joint_names, self.base_link, env, contact_links=FEET, command=command,
-                linger_for=linger,
-            )  # fmt: skip
+                Path(folder), self.urdf, self.joint_names, self.base_link, env, contact_links=FEET, command=command
+            )
         if start.first is None:
             raise RuntimeError(f"no gravity_torques from {command or 'rnea_node'}:\n{start.output[-3000:]}")
         compiled = "compiling kernels" in start.output
@@ -242,9 +239,7 @@ def main() -> None:
         "200 Hz started first, on a private ROS_DOMAIN_ID with localhost discovery, and seeing each other; then "
         "`rnea_node --ros-args --params-file robot.yaml`. Times from the node's spawn: to the subscriber's first "
         "gravity_torques (the figure), to the subscriber's and the driver's endpoints matching the node's, and "
-        "to the node's model built; the node's CPU time (all threads) when the first answer came. Its kernels run "
-        "as plain Python until that answer is out (rnea_ros.jit), then numba's are loaded and the model rebuilt on "
-        "them: each start is kept until then (the 'compiled' phase). numba's cache "
+        "to the node's model built; the node's CPU time (all threads) when the first answer came. numba's cache "
         f"filled by `python -m rnea_ros.compile` (after set-up: its first start). The node uses its Fast DDS "
         "profile (rnea_ros/node/fastdds_start.xml, as when the user sets none); 'without' gives it an empty one "
         "of the user's (FASTRTPS_DEFAULT_PROFILES_FILE), as it started before issue 45. Load average "

@@ -34,9 +34,8 @@ FIRST_ANSWER_CPU = 0.1
 # s from the node's subscriptions made to both other processes matched (measured with the profile: at
 # most 0.06 s, load 8; without it, 1.8-2.8 s in most starts: the others' next announcement)
 MATCH_DELAY = 0.5
-# the model's build (Go2) against the node's imports, CPU (measured: 0.10 at load 6 with the kernels as plain
-# Python, rnea_ros.jit; before it, numba's kernels loaded from its cache: 0.75-1.00 with numba's whole compiler
-# set up before the loads, 0.30-0.47 with quick_cache_loads; load 5)
+# the model's build (Go2, its kernels from numba's cache) against the node's imports, CPU (measured:
+# 0.75-1.00 with numba's whole compiler set up before the loads, 0.30-0.47 with quick_cache_loads; load 5)
 MODEL_TO_IMPORT_CPU = 0.6
 STARTS = 3  # of which at least MATCHED_STARTS matched within MATCH_DELAY
 MATCHED_STARTS = 2
