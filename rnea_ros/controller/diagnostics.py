@@ -135,7 +135,6 @@ class CollectorPauses:
 def freeze_the_heap() -> None:
     """Leaves what exists now (modules, compiled kernels: never freed) out of every later
     collection (gc.freeze): a full collection then walks the objects made since, not the whole
-    interpreter (measured: ~100 ms pauses otherwise). Call at start-up, and again once the kernels
-    are compiled (numba's modules and the compiled model)."""
+    interpreter (measured: ~100 ms pauses otherwise). Call once, at start-up."""
     gc.collect()
     gc.freeze()

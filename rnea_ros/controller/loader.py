@@ -60,11 +60,6 @@ class ModelLoader(Generic[Built]):
             self._on_loaded(built)
         return built
 
-    def exclusively(self, work: Callable[[], Built | None]) -> Built | None:
-        """``work``'s result, run while no build runs (none starts before it returns)."""
-        with self._building:
-            return work()
-
     def wait_idle(self, timeout: float | None = None) -> bool:
         """True once nothing is waiting or building (for tests and orderly shutdown)."""
         return self._idle.wait(timeout)

@@ -22,13 +22,13 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from rnea_ros.controller.law import CommandLaw
 from rnea_ros.controller.settings import Settings
 from rnea_ros.controller.state import Inputs, LiveModel
 from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
-from rnea_ros.jit import njit
 
 _NO_BASE_ACCELERATION = np.zeros(BASE_DOFS)
 

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from rnea_ros.controller.state import InvalidMessageError, LiveModel
 from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics.contact_distribution import ContactDistribution
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState
-from rnea_ros.jit import deferring
 from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
 
 # A floating base's points are computed one by one (~50 µs each, in Python, on the executor's thread
@@ -53,10 +53,6 @@ def answer_threads() -> None:
     """The calling thread computes batches on ANSWER_THREADS threads. numba's setting is per thread,
     and answers run on whichever thread of the node's executor takes them: the node sets it before
     each answer (set once on the main thread, the executor's threads answered on every core)."""
-    if deferring():  # the kernels are plain Python yet: no numba threads
-        return
-    import numba
-
     numba.set_num_threads(min(ANSWER_THREADS, numba.config.NUMBA_NUM_THREADS))
 
 

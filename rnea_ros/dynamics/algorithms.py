@@ -17,13 +17,13 @@ import threading
 from collections.abc import Mapping
 from typing import NamedTuple, Protocol
 
+import numba
 import numpy as np
 
 from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics import rnea_block
 from rnea_ros.dynamics.data import ModelData
 from rnea_ros.dynamics.tree import KinematicTree
-from rnea_ros.jit import deferring
 
 
 class KernelModel(Protocol):
@@ -69,15 +69,6 @@ _batch_lock = threading.Lock()
 _batch_layer_thread_safe = False
 
 
-def _batch_threads() -> int:
-    """numba's threads for the calling thread's batches (1 while the kernels are plain Python: ``jit``)."""
-    if deferring():
-        return 1
-    import numba
-
-    return numba.get_num_threads()
-
-
 def rnea_batch(*args) -> tuple[int, int]:
     """``rnea_block.rnea_batch``, serialised across threads unless numba's threading layer is thread-safe."""
     global _batch_layer_thread_safe
@@ -86,8 +77,6 @@ def rnea_batch(*args) -> tuple[int, int]:
     with _batch_lock:
         result = rnea_block.rnea_batch(*args)
         try:  # a small batch runs on the calling thread: no layer chosen yet
-            import numba
-
             _batch_layer_thread_safe = numba.threading_layer() in THREAD_SAFE_LAYERS
         except ValueError:
             pass
@@ -286,7 +275,7 @@ def _run(model: KernelModel, work: np.ndarray, q, qd, qdd, f_ext) -> np.ndarray:
     if not (q.ndim == qd.ndim == qdd.ndim == 2) or not (len(q) == len(qd) == len(qdd)):
         raise status_error(model, kernel.WRONG_SIZE, q, qd, qdd)
     tau = np.empty((len(q), model.nv))
-    status, row = rnea_batch(j, b, q, qd, qdd, f_ext, work, tau, _batch_threads())
+    status, row = rnea_batch(j, b, q, qd, qdd, f_ext, work, tau, numba.get_num_threads())
     if status != kernel.OK:
         raise status_error(model, status, q, qd, qdd, row)
     return tau

@@ -7,16 +7,14 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
+import numba
+
 
 def entry_point(dispatcher, *args) -> Callable:
     """The compiled kernel for these argument types, called without numba's per-call type
     dispatch (~150 ns of a 1–2 µs call, more with many arguments). Callers pass only arrays of
     exactly these types (C-contiguous float64 where ``args`` has them): a wrong type is not
-    caught. A kernel whose compilation is deferred (``jit``) is its plain Python function."""
-    if not hasattr(dispatcher, "overloads"):
-        return dispatcher
-    import numba
-
+    caught."""
     dispatcher(*args)  # compiles, or loads from numba's cache
     return dispatcher.overloads[tuple(numba.typeof(a) for a in args)].entry_point
 
@@ -55,21 +53,13 @@ def quick_cache_loads() -> Iterator[None]:
     ``np.correlate``/``np.convolve``, set again by ``finish_compiler_set_up``). A kernel not in the
     cache is compiled as usual: numba's compiler refreshes the target itself. Loads and compiles
     hold numba's compiler lock, so no compile sees scipy kept out."""
-    undo = install_quick_cache_loads()
-    try:
-        yield
-    finally:
-        undo()
-
-
-def install_quick_cache_loads() -> Callable[[], None]:
-    """``quick_cache_loads``'s loads from now on (imports numba); returns what undoes it."""
     from numba.core.caching import Cache
     from numba.core.runtime import rtsys
 
     load_overload = Cache.load_overload
     if not hasattr(Cache, "_load_overload"):  # numba's private API, as of 0.61-0.68: a numba without it loads as usual
-        return lambda: None
+        yield
+        return
 
     def load_quickly(self, sig, target_context):
         rtsys.initialize(target_context)
@@ -84,11 +74,10 @@ def install_quick_cache_loads() -> Callable[[], None]:
                 del sys.modules[BLAS_MODULE]
 
     Cache.load_overload = load_quickly
-
-    def undo() -> None:
+    try:
+        yield
+    finally:
         Cache.load_overload = load_overload
-
-    return undo
 
 
 def finish_compiler_set_up() -> None:

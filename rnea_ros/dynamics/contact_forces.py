@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics import rnea as kernel
@@ -59,7 +60,6 @@ from rnea_ros.dynamics.contact_options import MAX_RADIUS, ContactQPOptions
 from rnea_ros.dynamics.data import ModelData
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.spatial import quaternion_to_rotation
-from rnea_ros.jit import njit
 
 FACETS = 8
 REGULARISATION = 1e-9  # ε relative to the largest diagonal entry of AᵀA

@@ -41,12 +41,8 @@ CONTACT_LINK = "foot"
 # How long a cold start compiles on 2 free cores (issue 37: 34.9 s on Go2 with contacts; 67-125 s
 # at load 8-10: benchmarks/start_up.py, docs/figures/start_up.md).
 COLD_START_SECONDS = 40
-
-
-def _sentinels() -> tuple:
-    """The kernels whose cache tells whether this installation has compiled yet (``kernels_in_cache``),
-    read when asked: numba's once a deferred compilation (``rnea_ros.jit``) has put them in place."""
-    return kernel.inverse_dynamics, kernel.gravity, rnea_block.rnea_batch, kernel.with_contact_terms
+# The kernels whose cache tells whether this installation has compiled yet (``kernels_in_cache``).
+SENTINELS = (kernel.inverse_dynamics, kernel.gravity, rnea_block.rnea_batch, kernel.with_contact_terms)
 
 
 def small_robot(floating_base: bool) -> RobotModel:
@@ -89,7 +85,7 @@ def kernels_in_cache() -> bool | None:
     ~30 s; None: numba's cache cannot be read, which a newer numba may cause). Reads numba's cache
     index without compiling or loading anything."""
     try:
-        return all(bool(dispatcher._cache._cache_file._load_index()) for dispatcher in _sentinels())
+        return all(bool(dispatcher._cache._cache_file._load_index()) for dispatcher in SENTINELS)
     except Exception:  # numba's private cache API: unknown rather than a failed start
         return None
 

@@ -23,6 +23,7 @@ base) has ``q = [p, quaternion xyzw]`` and ``q̇ = [v, ω]`` in the body frame.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from rnea_ros.dynamics.spatial import (
     ZERO6,
@@ -43,7 +44,6 @@ from rnea_ros.dynamics.spatial import (
     scale6,
     store,
 )
-from rnea_ros.jit import njit
 
 # Joint types.
 REVOLUTE = 0

@@ -11,6 +11,7 @@ equals the single call's torques to rounding (test/dynamics/test_rnea_block.py).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, prange
 
 from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.rnea import (
@@ -45,7 +46,6 @@ from rnea_ros.dynamics.spatial import (
     rotate,
     scale6,
 )
-from rnea_ros.jit import njit, prange
 
 BLOCK = 16  # states side by side: 4 AVX2 vectors, the block's work arrays within L1/L2 for 50 bodies
 # Body-states per thread below which a batch runs on one thread (~3 ms of work): a thread woken for

@@ -13,8 +13,7 @@ checks it against numpy on a million angles). The reduction is exact for |x| < 2
 from __future__ import annotations
 
 import numpy as np
-
-from rnea_ros.jit import njit
+from numba import njit
 
 LARGEST_REDUCED = 823550.0  # 2^19 π/2: n π/2 is split exactly into three parts below it
 

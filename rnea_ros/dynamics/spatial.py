@@ -12,8 +12,7 @@ moment ``h = m c`` and rotational inertia about the body origin.
 from __future__ import annotations
 
 import numpy as np
-
-from rnea_ros.jit import njit
+from numba import njit
 
 inline = njit(cache=True, inline="always")
 

@@ -45,9 +45,6 @@ def run() -> None:
             os.environ[PROFILE_VARIABLES[0]] = str(profile)
         if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
             sys.modules["coverage"] = None
-        from rnea_ros.jit import defer_compilation
-
-        defer_compilation()  # the first answer computed as plain Python, numba's kernels loaded after it
         from rnea_ros.node.node import main
     except KeyboardInterrupt:  # as node.exit_interrupted does, before that module is there
         print("rnea_node: interrupted while starting", file=sys.stderr, flush=True)

@@ -27,7 +27,6 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy._rclpy_pybind11 import RCLError
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -44,10 +43,9 @@ from rnea_ros.controller.parameters import NODE_PARAMETERS
 from rnea_ros.controller.settings import GAINS_PREFIX, Settings, settings_from
 from rnea_ros.controller.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.controller.trajectory_feedforward import LateAnswers, answer_threads
-from rnea_ros.dynamics.compiled import install_quick_cache_loads, quick_cache_loads
+from rnea_ros.dynamics.compiled import quick_cache_loads
 from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.dynamics.precompile import compile_notice
-from rnea_ros.jit import compile_deferred, deferring
 from rnea_ros.node import START_TRACE, messages, start_phase
 from rnea_ros.node.outputs import OutputPublishers
 from rnea_ros.plumbing import ros_parameters
@@ -114,7 +112,6 @@ class RneaNode(Node):
         from rnea_ros.node import action_relay  # imported now (~0.1 s): the first answer does not wait for it
 
         self.action_relay = action_relay.serve(self, self.core, settings)
-        _compile_after_the_first_answer(self)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         # steady: /diagnostics says what is wrong even when the ROS clock stands still (use_sim_time, no /clock)
         self.create_timer(
@@ -463,51 +460,6 @@ def _run_distributions_later(node: RneaNode, live: LiveModel, delay: float = 1.0
     timer = node.create_timer(delay, quiet_after_shutdown(node.context, run), clock=steady)
 
 
-COMPILE_WAIT = 2.0  # s after serving: the kernels compiled then even without an answer (no joint_states yet)
-COMPILE_POLL = 0.02  # s
-
-
-def _compile_after_the_first_answer(node: RneaNode) -> None:
-    """With the kernels deferred (``rnea_ros.jit``, as ``__main__`` starts the node): numba's kernels
-    put in place once the first answer went out, or COMPILE_WAIT s after serving, on the executor."""
-    if not deferring():
-        return
-    served = time.monotonic()
-
-    def when_answered() -> None:
-        if node.core.published == 0 and time.monotonic() - served < COMPILE_WAIT:
-            return
-        node.destroy_timer(timer)
-        node.loader.exclusively(partial(_compile_and_rebuild, node))
-
-    steady = Clock(clock_type=ClockType.STEADY_TIME)
-    own_group = MutuallyExclusiveCallbackGroup()  # the node's other callbacks go on while it compiles (~1 s)
-    callback = quiet_after_shutdown(node.context, when_answered)
-    timer = node.create_timer(COMPILE_POLL, callback, callback_group=own_group, clock=steady)
-
-
-def _compile_and_rebuild(node: RneaNode) -> None:
-    """numba's dispatchers in place of the plain Python kernels (loaded from its cache without its compiler's
-    set-up), and the live model rebuilt on them, its inputs kept; no model build runs meanwhile."""
-    install_quick_cache_loads()
-    compile_deferred()
-    if notice := compile_notice():
-        node.get_logger().info(notice)
-    live = node.core.live
-    if live is not None:
-        try:
-            compiled = build_live_model(live.bound.description, node.core.settings).bound
-            refused = node.core.load(live.rebound(compiled))
-            compiled.run_distributions()
-        except Exception as error:  # it built as plain Python: the model stays, slower
-            node.get_logger().error(f"the kernels could not be compiled, the model runs as plain Python: {error}")
-        else:
-            if refused:
-                node.get_logger().error(f"corrections refused, the model runs without them: {refused}")
-    diagnostics.freeze_the_heap()
-    start_phase("compiled")
-
-
 def _trace_first_answer(node: RneaNode) -> None:
     """With RNEA_START_TRACE: the first joint_states taken and the first outputs published, stamped."""
     if not os.environ.get(START_TRACE):
@@ -541,9 +493,6 @@ def _schedule(node: RneaNode) -> None:
 def main(args=None) -> None:
     # the node's kernels load from numba's cache without numba's compiler set-up (~0.6 s of CPU at the
     # start, and at a trajectory's or a new model's first load); a kernel not in the cache compiles as usual
-    if deferring():  # __main__'s start: the loads are made quick when the kernels compile
-        _run(args)
-        return
     with quick_cache_loads():
         _run(args)
 

@@ -193,14 +193,6 @@ def _wait_for(log: Path, event: str, process: subprocess.Popen, timeout: float) 
     return _events(log).get(event)
 
 
-def _wait_for_line(log: Path, start: str, process: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process.poll() is None:
-        if any(line.startswith(start) for line in log.read_text().splitlines()):
-            return
-        time.sleep(0.02)
-
-
 def _stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
@@ -223,13 +215,11 @@ def first_answer(
     command: list[str] | None = None,
     rate: float = 200.0,
     timeout: float = 120.0,
-    linger_for: str = "",
 ) -> Start:
     """Starts the listener and the driver, waits until they see each other, spawns the node and
     returns its start's events (its process is stopped before this returns). ``env``: the processes'
     environment (ROS_DOMAIN_ID, NUMBA_CACHE_DIR, RNEA_START_TRACE...). ``command``: another node in
-    rnea_node's place, given the same ``--ros-args`` (``BARE_COMMAND``: the reference). ``linger_for``: a
-    phase of the node's start (RNEA_START_TRACE) waited for after the first answer, at most ``timeout``."""
+    rnea_node's place, given the same ``--ros-args`` (``BARE_COMMAND``: the reference)."""
     parameters = {"robot_description": urdf, "floating_base": base_link is not None}
     if contact_links:
         parameters["contact_links"] = contact_links
@@ -252,8 +242,6 @@ def first_answer(
         )
         _wait_for(listener_log, "first", listener, timeout)
         cpu = process_cpu(node.pid)
-        if linger_for:
-            _wait_for_line(folder / "node.log", f"rnea_node start {linger_for} ", node, timeout)
     finally:
         for process in (node, driver, listener):
             if process is not None:

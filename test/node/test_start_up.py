@@ -45,9 +45,7 @@ def test_the_first_answer_waits_for_no_discovery_after_the_build(tmp_path):
     urdf = robot_urdf("go2_description/urdf/go2.urdf")
     model = RobotModel.from_urdf(urdf, floating_base=True)
     env = {**os.environ, **ROS_ENV, "RNEA_START_TRACE": "1"}
-    start = first_answer(
-        tmp_path, urdf, model.joint_names, model.base_link, env, contact_links=FEET, timeout=300, linger_for="compiled"
-    )
+    start = first_answer(tmp_path, urdf, model.joint_names, model.base_link, env, contact_links=FEET, timeout=300)
     assert start.first is not None, start.output
     assert start.model_loaded is not None, start.output
     # the benchmark's own events, consistent
@@ -59,12 +57,10 @@ def test_the_first_answer_waits_for_no_discovery_after_the_build(tmp_path):
     assert phases["subscribed"][0] < phases["model built"][0] <= phases["first publish"][0], phases
     assert phases["model built"][0] <= phases["first joint_states"][0] <= phases["first publish"][0], phases
     assert phases["first publish"][1] - phases["first joint_states"][1] < FIRST_ANSWER_CPU, phases
-    # the first answer is the kernels' plain Python (rnea_ros.jit); numba's are put in place after it
+    # the kernels load from numba's cache without numba's compiler set-up (quick_cache_loads)
     model_cpu = phases["model built"][1] - phases["subscribed"][1]
     import_cpu = phases["imported"][1] - phases["python"][1]
     assert model_cpu < MODEL_TO_IMPORT_CPU * import_cpu, phases
-    assert phases["first publish"][0] <= phases["compiled"][0], phases
-    assert "could not be compiled" not in start.output, start.output
 
 
 def test_the_others_match_the_node_as_it_subscribes_not_an_announcement_later(tmp_path):

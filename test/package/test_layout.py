@@ -31,7 +31,6 @@ FLOORS = (
     ("node", "simulation"),  # the two ROS nodes
     ("analysis", "plumbing", "controller"),  # offline analysis; the ROS plumbing both nodes share; the node's logic
     ("dynamics", "motion", "description", "parameter_spec"),  # no ROS
-    ("jit",),  # numba or plain Python for the kernels, chosen per process
 )
 MAX_CLASS_LINES = 250
 # module circles (type-only imports counted) while they are being removed: keep this set empty
@@ -255,7 +254,7 @@ def test_dynamics_imports_numpy_numba_lxml_urdf_parser_only(path):
     allowed_third_party = {"numpy", "numba", "lxml", "urdf_parser_py"}
     for root in imported_roots(path):
         if root.startswith("rnea_ros"):
-            assert root.startswith(("rnea_ros.dynamics", "rnea_ros.jit")), f"{path.name} imports {root}"
+            assert root.startswith("rnea_ros.dynamics"), f"{path.name} imports {root}"
         else:
             if (path.name, root) in (("corrections.py", "yaml"), ("contact_forces.py", "quadprog")):
                 continue  # optional: imported when a corrections file is read or written, or a QP solved
@@ -265,7 +264,7 @@ def test_dynamics_imports_numpy_numba_lxml_urdf_parser_only(path):
 @pytest.mark.parametrize("path", sorted((PACKAGE / "controller").glob("*.py")), ids=lambda p: p.name)
 def test_the_controller_imports_no_ros_and_no_node(path):
     """The node's logic is plain Python on the rooms below: no ROS, no node, no plumbing."""
-    allowed_rooms = ("dynamics", "controller", "motion", "parameter_spec", "jit")
+    allowed_rooms = ("dynamics", "controller", "motion", "parameter_spec")
     for root in imported_roots(path):
         if root.startswith("rnea_ros"):
             assert root.split(".")[1] in allowed_rooms, f"{path.name} imports {root}"
