@@ -193,16 +193,38 @@ class _TopicScan:
         self._channels(data, ops, offsets)
         if not self.channels:
             return
-        messages = ops == MESSAGE
-        offsets, lengths = offsets[messages], lengths[messages]
-        channel = buf[offsets].astype(np.int64) | (buf[offsets + 1].astype(np.int64) << 8)
-        mine = np.isin(channel, np.fromiter(self.channels, np.int64))
-        offsets, lengths = offsets[mine], lengths[mine]
-        log_time = np.zeros(len(offsets), np.int64)
+        channels = np.fromiter(self.channels, np.int64)
+        log_time, start, size, ordered = _topic_messages(buf, ops, offsets, lengths, channels)
+        if not ordered:  # as rosbags: time order, ties in file order
+            order = np.argsort(log_time, kind="stable")
+            log_time, start, size = log_time[order], start[order], size[order]
+        yield Segment(log_time, size, start, buf)
+
+
+@njit(cache=True, nogil=True)
+def _topic_messages(buf, ops, offsets, lengths, channels):  # pragma: no cover - compiled
+    """(log times, starts, sizes) of the message records (ops, offsets, lengths: ``walk_records``') on one
+    of ``channels``, in file order, and whether their log times never go back."""
+    count = 0
+    log_time = np.empty(len(ops), np.int64)
+    start = np.empty(len(ops), np.int64)
+    size = np.empty(len(ops), np.int64)
+    ordered = True
+    for r in range(len(ops)):
+        if ops[r] != MESSAGE:
+            continue
+        offset = offsets[r]
+        channel = np.int64(buf[offset]) | (np.int64(buf[offset + 1]) << 8)
+        if not np.any(channels == channel):
+            continue
+        stamp = np.int64(0)
         for b in range(8):
-            log_time |= buf[offsets + 6 + b].astype(np.int64) << (8 * b)
-        order = np.argsort(log_time, kind="stable")  # as rosbags: time order, ties in file order
-        yield Segment(log_time[order], lengths[order] - MESSAGE_HEADER, offsets[order] + MESSAGE_HEADER, buf)
+            stamp |= np.int64(buf[offset + 6 + b]) << (8 * b)
+        if count and stamp < log_time[count - 1]:
+            ordered = False
+        log_time[count], start[count], size[count] = stamp, offset + MESSAGE_HEADER, lengths[r] - MESSAGE_HEADER
+        count += 1
+    return log_time[:count], start[:count], size[:count], ordered
 
 
 def topic_segments(paths: list[Path], topic: str) -> Iterator[Segment]:

@@ -166,17 +166,18 @@ def to_model_space(chunk: JointChunk, model: RobotModel, conversion: EffortConve
     where: dict[str, int] = {}
     for k, name in enumerate(chunk.names):
         where.setdefault(name, k)  # a name recorded twice: its first column
-    columns = np.array([where.get(name, -1) for name in model.joint_names], dtype=np.int64)
-    missing = columns < 0
-    source = np.where(missing, 0, columns)
+    runs = _column_runs([where.get(name, -1) for name in model.joint_names])
 
     def gathered(values: np.ndarray, fill: float) -> np.ndarray:
-        """The recorded columns in the model's order, ``fill`` for the joints not recorded: np.take's
-        C-ordered copy, all columns at once (a column at a time: ~10x the time, 0.2 s of the benchmark bag)."""
+        """The recorded columns in the model's order, ``fill`` for the joints not recorded: a C-ordered
+        copy, a run of consecutive columns at a time (np.take of all columns at once: ~5x the time, 0.2 s
+        of CPU for the benchmark bag; a column at a time ~10x)."""
         if values.shape[1] == 0:
             return np.full((len(chunk.t), model.nv), fill)
-        out = np.take(np.asarray(values, dtype=np.float64), source, axis=1)
-        out[:, missing] = fill
+        values = np.asarray(values, dtype=np.float64)
+        out = np.empty((len(values), model.nv))
+        for start, stop, first in runs:
+            out[:, start:stop] = fill if first < 0 else values[:, first : first + stop - start]
         return out
 
     q, effort = gathered(chunk.q, 0.0), gathered(chunk.effort, np.nan)
@@ -185,6 +186,26 @@ def to_model_space(chunk: JointChunk, model: RobotModel, conversion: EffortConve
         scale, offset = conversion.arrays(model.joint_names)
         effort = effort * scale + offset
     return JointChunk(list(model.joint_names), chunk.t, q, qd, effort)
+
+
+def _column_runs(columns: list[int]) -> list[tuple[int, int, int]]:
+    """(start, stop, first) per run of model columns [start, stop) read from consecutive recorded
+    columns from ``first`` on (first -1: a run of joints not recorded)."""
+    runs: list[tuple[int, int, int]] = []
+    for k, column in enumerate(columns):
+        if runs and _continues(runs[-1], k, column):
+            runs[-1] = (runs[-1][0], k + 1, runs[-1][2])
+        else:
+            runs.append((k, k + 1, max(column, -1)))
+    return runs
+
+
+def _continues(run: tuple[int, int, int], k: int, column: int) -> bool:
+    """Whether model column k, read from recorded ``column`` (< 0: not recorded), extends ``run``."""
+    start, _, first = run
+    if column < 0 or first < 0:
+        return column < 0 and first < 0
+    return column == first + k - start
 
 
 def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[JointChunk, slice, bool, bool]]:
@@ -222,6 +243,8 @@ def with_context(chunks: Iterator[JointChunk], margin: float) -> Iterator[tuple[
 
 
 def _select(chunk: JointChunk, rows) -> JointChunk:
+    if isinstance(rows, np.ndarray) and rows.dtype == bool and rows.all():
+        return chunk  # every row: the arrays themselves, not copies
     qd = None if chunk.qd is None else chunk.qd[rows]
     return JointChunk(chunk.names, chunk.t[rows], chunk.q[rows], qd, chunk.effort[rows])
 
@@ -335,14 +358,11 @@ def analyze(
         measured = extended.effort[core] if effort_delay == 0.0 else _delayed(extended, t + effort_delay)
         usable = np.isfinite(qdd).all(axis=1) & np.isfinite(qd).all(axis=1) & np.isfinite(q).all(axis=1)
         analysis.underived += int((~usable).sum())
-        tau = np.full_like(q, np.nan)
-        if usable.any():
-            w = held_wrenches(wrenches, t[usable]) if wrenches else None
-            tau[usable] = corrected.inverse_dynamics(q[usable], qd[usable], qdd[usable], w)
         writes_rows = csv_file is not None or parquet is not None
         keep = analysis.plot.rows_to_keep(len(t))
         # g(q) is only shown: computed for the rows written or plotted, not for every fit
-        gravity = _gravity(model, q, usable if writes_rows else _only(keep, usable))
+        w = held_wrenches(wrenches, t[usable]) if wrenches and usable.any() else None
+        tau, gravity = _torques(corrected, q, qd, qdd, usable, usable if writes_rows else _only(keep, usable), w)
         analysis.fits.add(measured, tau, qd)
         analysis.measured_samples += np.isfinite(measured).sum(axis=0)
         if identification is not None:
@@ -372,12 +392,43 @@ def _only(rows: np.ndarray, usable: np.ndarray) -> np.ndarray:
     return mask
 
 
-def _gravity(model: RobotModel, q: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """g(q) at the ``rows`` (a mask), NaN elsewhere."""
-    gravity = np.full_like(q, np.nan)
-    if rows.any():
-        gravity[rows] = model.gravity_torques(q[rows])
-    return gravity
+def _torques(
+    corrected: CorrectedModel,
+    q: np.ndarray,
+    qd: np.ndarray,
+    qdd: np.ndarray,
+    usable: np.ndarray,
+    gravity_rows: np.ndarray,
+    wrenches: dict[str, np.ndarray] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the corrected model's τ at the ``usable`` rows, g(q) at the ``gravity_rows``; NaN elsewhere).
+    Without wrenches both are one batch, g(q) as the rows of q̇ = q̈ = 0 (``gravity_torques``' own
+    rows, the same bits: every row is computed alone): twice the states, enough for the batch kernel
+    to split them over numba's threads (``rnea_block.PARALLEL_WORK``), where each call alone ran on one."""
+    model = corrected.model
+    n, m = int(usable.sum()), int(gravity_rows.sum())
+    if wrenches is None and n == m == len(q):  # usually: the rows themselves, not copies picked by a mask
+        both = _with_gravity(model, q, qd, qdd, q)
+        return corrected.joint_torques(qd, qdd, both[:n]), both[n:]
+    tau, gravity = np.full_like(q, np.nan), np.full_like(q, np.nan)
+    if wrenches is not None or not n or not m:
+        if n:
+            tau[usable] = corrected.inverse_dynamics(q[usable], qd[usable], qdd[usable], wrenches)
+        if m:
+            gravity[gravity_rows] = model.gravity_torques(q[gravity_rows])
+        return tau, gravity
+    both = _with_gravity(model, q[usable], qd[usable], qdd[usable], q[gravity_rows])
+    tau[usable] = corrected.joint_torques(qd[usable], qdd[usable], both[:n])
+    gravity[gravity_rows] = both[n:]
+    return tau, gravity
+
+
+def _with_gravity(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, q_still: np.ndarray) -> np.ndarray:
+    """ID(q, q̇, q̈) and then g(q_still) as one batch's rows."""
+    still = np.zeros((len(q_still), qd.shape[1]))
+    return model.inverse_dynamics(
+        np.concatenate([q, q_still]), np.concatenate([qd, still]), np.concatenate([qdd, still])
+    )
 
 
 def too_few_samples(count: int, start: float, end: float) -> RecordingError:

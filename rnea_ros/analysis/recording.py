@@ -184,11 +184,18 @@ def _bag_typestore():
 
 
 def _open_bag(path: Path):
+    """The bag open in rosbags' AnyReader. Jazzy's typestore (~0.1 s of CPU: rosbags builds every
+    distribution's types up to it) is made only for a bag without its own type definitions, the one
+    kind AnyReader reads it for: MCAP (rosbag2's and rosbags' writers) carries them."""
     from rosbags.highlevel import AnyReader
 
     try:
-        reader = AnyReader([path], default_typestore=_bag_typestore())
-        reader.open()
+        try:
+            reader = AnyReader([path])
+            reader.open()
+        except Exception:  # maybe no type definitions: again with the typestore, its error the one told
+            reader = AnyReader([path], default_typestore=_bag_typestore())
+            reader.open()
     except Exception as error:  # rosbags raises its own types for missing, truncated or foreign files
         raise RecordingError(f"cannot read the bag {path}: {error}") from error
     return reader

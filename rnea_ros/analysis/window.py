@@ -41,6 +41,7 @@ from the noise (``Identification`` is told).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -67,11 +68,21 @@ class WindowChoice:
     samples: int  # at the median sampling period
     period: float  # s, the median sampling period
     scores: dict[float, float]  # window -> held-out residual (relative, summed over measured joints)
-    qdd_noise: np.ndarray  # per joint: std of q̈'s noise at this window (nan: not measured)
+    # the samples chosen on (distinct stamps) and the measured joints: for ``qdd_noise``, only when asked
+    noise_samples: tuple[np.ndarray, np.ndarray, np.ndarray] = field(repr=False)
+    order: int = 3
     left_out: dict[float, int] = field(default_factory=dict)  # window -> fitted samples it leaves without derivatives
     scored: int = 0  # the samples every candidate was scored on
     considered: int = 0  # the samples the choice was made on
     stride: int = 1  # fits taken on every stride-th stretch of FOLD_SAMPLES of them
+
+    @cached_property
+    def qdd_noise(self) -> np.ndarray:
+        """Per joint: std of q̈'s noise at this window (nan: not measured). Computed when first asked
+        (--identify's armature test reads it; a plain analysis never does)."""
+        t, q, measured = self.noise_samples
+        gain = second_derivative_gain(self.samples, self.order, self.period)
+        return np.where(measured, position_noise(t, q) * gain, np.nan)
 
     def describe(self) -> str:
         tried = ", ".join(f"{w * 1e3:.0f} ms: {s:.4g}" for w, s in sorted(self.scores.items()))
@@ -134,12 +145,10 @@ def choose_window(corrected, samples: JointChunk, order: int, velocities: str = 
     # (a bias) for a difference the data cannot tell from their own noise
     count, window = next((k, w) for k, w in candidates if eligible[w] and scores[w] <= least * (1 + SCORE_TOLERANCE))
     distinct = np.r_[True, np.diff(samples.t) > 0]  # a stamp repeated adds no information on the noise
-    noise = np.where(
-        measured,
-        position_noise(samples.t[distinct], samples.q[distinct]) * second_derivative_gain(count, order, period),
-        np.nan,
+    noise_samples = (samples.t[distinct], samples.q[distinct], measured)
+    return WindowChoice(
+        window, count, period, scores, noise_samples, order, left_out, int(common.sum()), len(samples.t), stride
     )
-    return WindowChoice(window, count, period, scores, noise, left_out, int(common.sum()), len(samples.t), stride)
 
 
 def _derivatives(

@@ -221,3 +221,27 @@ def test_a_chunk_in_model_space_takes_each_joints_recorded_column():
             assert out.qd is None
         else:
             np.testing.assert_array_equal(out.qd, np.column_stack([qd[:, 2], np.zeros(50), qd[:, 0]]))
+
+
+def test_torques_and_gravity_in_one_batch_are_each_calls_own_bits():
+    """pipeline._torques (τ and g(q) as one batch's rows, split over numba's threads) gives the bits of
+    the corrected model's inverse dynamics and of gravity_torques called apart, with every row usable,
+    some rows not, and g(q) wanted on other rows than τ."""
+    from rnea_ros import RobotModel
+    from rnea_ros.analysis.pipeline import _torques
+    from rnea_ros.demo.example_robot import example_arm_urdf
+    from rnea_ros.dynamics.corrections import Corrections, JointCorrection, with_corrections
+
+    model = RobotModel.from_urdf(example_arm_urdf())
+    corrected = with_corrections(model, Corrections({model.joint_names[1]: JointCorrection(viscous=0.3)}))
+    rng = np.random.default_rng(9)
+    n = 40_000  # x2 states x 8 joints: over rnea_block.PARALLEL_WORK, the batch split over threads
+    q, qd, qdd = (rng.uniform(-2, 2, (n, model.nv)) for _ in range(3))
+    every = np.ones(n, bool)
+    some = rng.random(n) > 0.1
+    for usable, gravity_rows in ((every, every), (some, some), (some, rng.random(n) > 0.5)):
+        tau, gravity = _torques(corrected, q, qd, qdd, usable, gravity_rows, None)
+        expected_tau = corrected.inverse_dynamics(q[usable], qd[usable], qdd[usable])
+        np.testing.assert_array_equal(tau[usable], expected_tau)
+        np.testing.assert_array_equal(gravity[gravity_rows], model.gravity_torques(q[gravity_rows]))
+        assert np.isnan(tau[~usable]).all() and np.isnan(gravity[~gravity_rows]).all()
