@@ -90,6 +90,19 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
         "Compute at the desired positions and velocities when the desired point has them.",
     ),
     ParameterSpec(
+        "reference_lead",
+        "double",
+        0.0,
+        "The references of a state's answer (the desired_accelerations point, the contact schedule's stance "
+        "weights) are those of its joint_states stamp plus this: the delay from a state to its command being "
+        "applied [s]; joint_commands are stamped with that time.",
+        range=(0.0, 1.0),
+        details="As joint_trajectory_controller samples its trajectory at t + dt: a reference sampled at the "
+        "state's stamp is as old as the command when the driver applies it. rnea_sim's motor_pd reports the "
+        "commands' age at arrival (its summary and /diagnostics): its p50 at 0 is the lead; with a lead the age "
+        "is counted from the lead's time. 0 in lockstep.",
+    ),
+    ParameterSpec(
         "wrench_topics",
         "string_array",
         ("external_wrenches",),

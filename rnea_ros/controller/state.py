@@ -202,6 +202,7 @@ class Inputs:
     # What the settings make of the model, looked up once here so that the computation asks nothing back:
     gains: tuple[np.ndarray, np.ndarray] | None = None  # kp, kd in model order (None: no feedback)
     distribution: ContactDistribution | None = None  # onto the contact links (None: no contacts)
+    reference_lead: float = 0.0  # s: the references were sampled this far after the joint_states stamp
 
 
 @dataclass(frozen=True, eq=False)
@@ -556,13 +557,15 @@ class LiveModel:
 
     # --- what to compute with ----------------------------------------------------------------
     def inputs_now(self, now: float, settings: Settings) -> Inputs:
-        """q, q̇, q̈ and wrenches to compute with: measured or desired state, fresh inputs only."""
+        """q, q̇, q̈ and wrenches to compute with: measured or desired state, fresh inputs only; the
+        desired point and the contact schedule those of the newest stamp plus ``reference_lead``."""
         q, qd, qdd = self.q, self.qd, self.zeros
         q_desired = qd_desired = None
         desired = self.desired
         held = False
+        reference_time = self.newest_stamp + settings.reference_lead
         if desired is not None:
-            row = desired.row_at(self.newest_stamp)
+            row = desired.row_at(reference_time)
             if self.desired_fresh(now, settings.acceleration_timeout):
                 qdd = desired.qdd[row]
                 if desired.q is not None:
@@ -584,7 +587,7 @@ class LiveModel:
             base = self.fresh_base(now, settings.base_timeout, q, qd)
             base_acceleration = self._base_acceleration(now, settings.acceleration_timeout)
             if self.bound.contacts is not None:
-                distribution = self.settings_cache.scheduled_distribution(settings, self.newest_stamp, self.planned)
+                distribution = self.settings_cache.scheduled_distribution(settings, reference_time, self.planned)
         return Inputs(
             q=q,
             qd=qd,
@@ -599,6 +602,7 @@ class LiveModel:
             held=held,
             gains=gains,
             distribution=distribution,
+            reference_lead=settings.reference_lead,
         )
 
     def desired_fresh(self, now: float, timeout: float) -> bool:

@@ -75,15 +75,24 @@ def fill_controller_state(msg: JointTrajectoryControllerState, outputs: Outputs,
 def fill_joint_commands(msg: JointState, outputs: Outputs, header) -> None:
     """``msg`` (its names the command joints) filled for a driver that closes the joints' PD itself
     (a legged robot's motor drivers): position and velocity the reference in force (empty without
-    one), effort the effort commands; stamped with the joint_states it answers."""
+    one), effort the effort commands; stamped with the joint_states it answers plus ``reference_lead``
+    (the time its reference is for: a driver that moves the reference on by its velocity does so from there)."""
     inputs, rows = outputs.inputs, outputs.live.bound.command_order
-    msg.header = header
+    msg.header = header if inputs is None or not inputs.reference_lead else led(header, inputs.reference_lead)
     if inputs is not None and inputs.q_desired is not None:
         msg.position = messages.as_float64_array(inputs.q_desired[rows])
         msg.velocity = messages.as_float64_array(inputs.qd_desired[rows])
     else:
         msg.position, msg.velocity = messages.as_float64_array(()), messages.as_float64_array(())
     msg.effort = messages.as_float64_array(outputs.commands)
+
+
+def led(header: Header, lead: float) -> Header:
+    """A copy of ``header`` stamped ``lead`` [s] later."""
+    nanoseconds = header.stamp.sec * 1_000_000_000 + header.stamp.nanosec + round(lead * 1e9)
+    later = Header(frame_id=header.frame_id)
+    later.stamp.sec, later.stamp.nanosec = divmod(nanoseconds, 1_000_000_000)
+    return later
 
 
 # published only when heard

@@ -8,7 +8,7 @@ from collections import deque
 
 import numpy as np
 
-MAX_EXTRAPOLATION = 0.05  # s: motor_pd moves a reference on by its velocity this far at most
+MAX_EXTRAPOLATION = 0.05  # s: motor_pd moves a reference on (or back) by its velocity this far at most
 AGES_KEPT = 10_000  # commands whose age at arrival motor_pd keeps for its counts
 STALE_CONTROLLER = 0.1  # s of simulated time without commands after which lockstep stops waiting for them
 
@@ -111,8 +111,9 @@ class MotorPdCommands(EffortCommands):
 
         effort = effort + kp (position + velocity·age − q) + kd (velocity − q̇),
 
-    age the time since the state it answers (at most MAX_EXTRAPOLATION); without position and
-    velocity: the effort alone."""
+    age the time since its stamp (the state it answers; rnea_node's reference_lead stamps it later: the
+    time its reference is for, the age negative while it is early), within ±MAX_EXTRAPOLATION; without
+    position and velocity: the effort alone."""
 
     def __init__(self, logger, command_timeout: float, release_after_commands: int, kp, kd) -> None:
         super().__init__(logger, command_timeout, release_after_commands)
@@ -120,10 +121,11 @@ class MotorPdCommands(EffortCommands):
         self.reference: tuple[np.ndarray, np.ndarray, float] | None = None  # (q, q̇, its time) of the command in force
         self._order: tuple[tuple[str, ...], np.ndarray | None] = ((), None)  # (names, their rows in joints)
         self._state_rows: np.ndarray | None = None  # the command joints' rows in the robot's state
-        self.ages: deque[float] = deque(maxlen=AGES_KEPT)  # simulated time from a state to its command's arrival
+        self.ages: deque[float] = deque(maxlen=AGES_KEPT)  # simulated time from a command's stamp to its arrival
 
     def age_counts(self) -> dict[str, float]:
-        """The commands' age at arrival (from the state they answer), p50 and max of the last AGES_KEPT [ms]."""
+        """The commands' age at arrival (from their stamp: the state they answer, plus a lead), p50 and max
+        of the last AGES_KEPT [ms]."""
         ages = np.array(self.ages) if self.ages else np.zeros(1)
         return {
             "command_age_p50_ms": round(float(np.median(ages)) * 1e3, 3),
@@ -131,7 +133,7 @@ class MotorPdCommands(EffortCommands):
         }
 
     def on_joint_command(self, names, position, velocity, effort, robot, answered: float) -> None:
-        """One JointState command, answering the state of simulated time ``answered`` (its stamp): its
+        """One JointState command, stamped ``answered`` (simulated time: the state it answers, plus a lead): its
         names any order of the robot's ``command_joints``; refused (a log line each second at most) when
         they are not, or its values not finite or not one per name."""
         if robot is None:
@@ -180,7 +182,8 @@ class MotorPdCommands(EffortCommands):
             self._state_rows = np.array([robot.joint_names.index(name) for name in robot.command_joints])
         q, qd = robot.positions()[self._state_rows], robot.velocities()[self._state_rows]
         position, velocity, answered = reference
-        # the reference moved on by its velocity from the state it answers (a first-order hold): a
-        # reference held as it came lags by the command's age (4-8 ms cost a trotting leg ~1° RMS)
-        ahead = min(max(robot.time - answered, 0.0), MAX_EXTRAPOLATION)
+        # the reference moved on by its velocity from its stamp (a first-order hold): a reference held
+        # as it came lags by the command's age (4-8 ms cost a trotting leg ~1° RMS); back, while a
+        # command stamped ahead (reference_lead) is early
+        ahead = min(max(robot.time - answered, -MAX_EXTRAPOLATION), MAX_EXTRAPOLATION)
         return feed_forward + self.kp * (position + velocity * ahead - q) + self.kd * (velocity - qd)

@@ -1,8 +1,9 @@
 """rnea_sim's ``controller: motor_pd`` (issue 48, the trot in real time): a driver that closes each
 joint's PD at every step on a JointState command (reference and feed-forward, by name), as legged
 robots' motor drivers do. Commands in any joint order land on the right joints, a reference is moved
-on by its velocity from the state it answers, and bad commands are refused with the reason. No ROS;
-the MuJoCo check holds a pendulum against gravity with the analytic feed-forward."""
+on (or back) by its velocity from its stamp (the state it answers, plus the node's reference_lead), and
+bad commands are refused with the reason. No ROS; the MuJoCo check holds a pendulum against gravity
+with the analytic feed-forward."""
 
 from __future__ import annotations
 
@@ -62,6 +63,19 @@ def test_the_reference_moves_on_by_its_velocity_from_the_state_it_answers():
     robot.time = 5.0  # a command 3 s old moves its reference on by MAX_EXTRAPOLATION at most
     np.testing.assert_allclose(pd.efforts(robot)[0], 100.0 * 0.5 * MAX_EXTRAPOLATION)
     assert pd.age_counts()["command_age_p50_ms"] == pytest.approx(4.0)
+
+
+def test_a_command_stamped_ahead_moves_its_reference_back_while_it_is_early():
+    """rnea_node's reference_lead stamps a command with the time its reference is for: before that
+    time the driver's reference is the one of now, moved back by its velocity."""
+    robot = Robot(q=[0.0, 0.0, 0.0], qd=[0.5, 0.0, 0.0], time=2.000)
+    pd = commands()
+    pd.on_joint_command(["a", "b", "c"], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0], robot, answered=2.003)
+    np.testing.assert_allclose(pd.efforts(robot), [-100.0 * 0.5 * 0.003, 0.0, 0.0], atol=1e-12)
+    robot.time = 2.003  # its time: the reference as sent
+    np.testing.assert_allclose(pd.efforts(robot), [0.0, 0.0, 0.0], atol=1e-12)
+    robot.time = -1.0  # 3 s early: moved back by MAX_EXTRAPOLATION at most
+    np.testing.assert_allclose(pd.efforts(robot)[0], -100.0 * 0.5 * MAX_EXTRAPOLATION)
 
 
 def test_without_a_reference_the_effort_alone():

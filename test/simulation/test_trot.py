@@ -26,7 +26,7 @@ from rnea_ros.testing.legged import (
     solo_trot,
 )
 from rnea_ros.testing.ros_harness import ROS_ENV, init_rclpy
-from rnea_ros.testing.trot import BASE_OMEGA, GO2_BASE_OMEGA, SPANS, Legged, run_trot
+from rnea_ros.testing.trot import BASE_OMEGA, GO2_BASE_OMEGA, SPANS, WALL_CLOCK_LEAD, Legged, run_trot
 
 # each run is 10 s of simulated trot with the node in lockstep: 1-5 min of wall time
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -124,7 +124,8 @@ def test_go2_trots_on_the_nodes_gait_with_base_feedback_and_better_than_with_sta
 def test_trots_on_the_wall_clock_with_the_pd_in_its_motor_drivers(tmp_path, name):
     """Real time (issue 48): the same trot on the wall clock, the joints' PD closed by the simulator's
     motor drivers at every 1 ms step (rnea_sim ``controller: motor_pd``) on the node's joint_commands,
-    the node answering the newest state (``joint_states_depth`` 1). With the node's own PD over DDS
+    the node answering the newest state (``joint_states_depth`` 1) and sampling its references
+    ``WALL_CLOCK_LEAD`` after each state's stamp (its ``reference_lead``). With the node's own PD over DDS
     every wall-clock try blew up (docs/closed-loop.md). How well it walks depends on how often the node
     answers, so on the machine's load (docs/figures/trot_realtime*.md, with the ratios to lockstep).
     Solo12 walking on the wall clock, eight runs at load 5-12 (other work and two spinning processes):
@@ -141,7 +142,7 @@ def test_trots_on_the_wall_clock_with_the_pd_in_its_motor_drivers(tmp_path, name
     trot = make(model, speed=0.1, walk_from=3.0, ramp=2.0)
     scores = run_trot(
         tmp_path, f"{name.lower()}_wall", robot, trot, SECONDS, True, ROS_ENV, SPANS, omega,
-        realtime=True, sway=name == "Solo12", motor_pd=True,
+        realtime=True, sway=name == "Solo12", motor_pd=True, reference_lead=WALL_CLOCK_LEAD,
     )  # fmt: skip
     for span, score in scores.items():
         print(score.line())
