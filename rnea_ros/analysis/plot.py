@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rnea_ros.analysis.pipeline import Analysis
-from rnea_ros.dynamics.regressor import JOINT_TERMS, joint_torques
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy and the standard library only at import: ``cli`` forks the worker before numba's import
     from rnea_ros.analysis.identify import Identification
+    from rnea_ros.analysis.pipeline import Analysis
 
 LINE_POINTS = 1_600  # per line: 2 per bucket (its least and greatest value), ~1 bucket per pixel column at 90 dpi
 
@@ -169,6 +167,8 @@ class PlotWorker:
 def write_friction_plot(identification: Identification, path: Path) -> None:
     """Per joint: the residual less everything fitted but friction, averaged per velocity bin,
     and the fitted friction terms (``regressor.JointTerm.friction``) at q̈ = 0."""
+    from rnea_ros.dynamics.regressor import JOINT_TERMS, joint_torques
+
     results = identification.results()
     points = identification.friction_points()
     n = len(results)

@@ -245,3 +245,20 @@ def test_torques_and_gravity_in_one_batch_are_each_calls_own_bits():
         np.testing.assert_array_equal(tau[usable], expected_tau)
         np.testing.assert_array_equal(gravity[gravity_rows], model.gravity_torques(q[gravity_rows]))
         assert np.isnan(tau[~usable]).all() and np.isnan(gravity[~gravity_rows]).all()
+
+
+def test_the_command_forks_its_plot_worker_before_numba_is_imported():
+    """rnea_analyze's module (``cli``) imports neither numba nor the analysis: ``main`` forks torques.png's
+    worker first, whose matplotlib import then runs beside numba's (fails before: cli imported the
+    pipeline at its top). The functions that moved to ``command`` are still found under ``cli``."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; import rnea_ros.analysis.cli as cli; "
+        "print(sorted(m for m in ('numba', 'rnea_ros.analysis.pipeline', 'matplotlib') if m in sys.modules)); "
+        "print(cli.with_corrections.__module__)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", "rnea_ros.analysis.command"]
