@@ -262,3 +262,25 @@ def test_the_command_forks_its_plot_worker_before_numba_is_imported():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["[]", "rnea_ros.analysis.command"]
+
+
+def test_the_command_ends_without_teardown_and_loses_no_output(tmp_path):
+    """rnea_analyze's entry point leaves by os._exit (the interpreter's teardown skipped): its exit code
+    is main's, and what it printed reaches a pipe whole (flushed first), its files written."""
+    import subprocess
+    import sys
+
+    from rnea_ros.demo.example_robot import example_arm_urdf
+    from rnea_ros.testing.recorded_data import simulate, write_csv
+
+    urdf = example_arm_urdf()
+    recording = write_csv(tmp_path / "recording.csv", simulate(urdf, 2.0, rate=500.0))
+    (tmp_path / "arm.urdf").write_text(urdf)
+    command = [sys.executable, "-c", "from rnea_ros.analysis.cli import entry_point; entry_point()"]
+    base = [*command, str(recording), "--urdf", str(tmp_path / "arm.urdf"), "--window", "0.05"]
+    done = subprocess.run([*base, "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().split("\n")[-1].startswith("wrote ")  # the last line, after the summary
+    assert (tmp_path / "out" / "samples.csv").stat().st_size > 0 and (tmp_path / "out" / "torques.png").is_file()
+    refused = subprocess.run([*base, "--topic", "/x", "--start", "5"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "rnea_analyze:" in refused.stderr
