@@ -17,7 +17,7 @@ import numpy as np
 
 from rnea_ros.analysis.differentiate import local_polynomial_derivatives, local_polynomial_derivatives_many
 from rnea_ros.analysis.fast_csv import RowWriter, format_rows
-from rnea_ros.analysis.mcap_scan import walk_records
+from rnea_ros.analysis.mcap_scan import _topic_messages, walk_records
 from rnea_ros.analysis.pipeline import JointFits
 from rnea_ros.controller.core import build_live_model
 from rnea_ros.controller.settings import settings_from
@@ -41,7 +41,9 @@ def compile_analysis() -> None:
     format_rows(np.zeros((3, 2)))
     with RowWriter(io.BytesIO()) as rows:
         rows.write_rows(np.zeros((3, 2)))
-    walk_records(np.frombuffer(bytes(9), np.uint8), 0, 9)  # a bag's bytes are read-only
+    bag = np.frombuffer(bytes(9), np.uint8)  # a bag's bytes are read-only
+    ops, offsets, lengths, _ = walk_records(bag, 0, 9)
+    _topic_messages(bag, ops, offsets, lengths, np.zeros(1, np.int64))
 
 
 STEPS = (("dynamics", compile_dynamics), ("rnea_node", compile_node), ("rnea_analyze", compile_analysis))
