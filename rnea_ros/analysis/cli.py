@@ -180,8 +180,14 @@ def main(argv: list[str] | None = None) -> int:
             return single_recording(args, plotter)
 
 
+MOVED = ("with_corrections", "load_description", "planned_outputs", "single_recording", "fleet_main")
+
+
 def __getattr__(name: str) -> object:
-    """``command``'s functions under this module's name, where they were (``with_corrections``, ...)."""
+    """``command``'s functions under this module's name, where they were. Only those: any other name (the
+    import system's ``__path__`` asked by ``from cli import entry_point``) must not import numba."""
+    if name not in MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from rnea_ros.analysis import command
 
     return getattr(command, name)
