@@ -41,11 +41,11 @@ EMPTY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
 # The node's phases (RNEA_START_TRACE), in order: (stamp, what ends there)
 PHASES = (
     ("python", "interpreter and site packages"),
-    ("imported", "rnea_ros.node.node and what it imports (rclpy, numpy, numba)"),
+    ("imported", "rnea_ros.node.node and what it imports (rclpy, numpy; numba without ahead-of-time kernels)"),
     ("rclpy init", "rclpy.init"),
     ("parameters", "the node, its publishers and parameters"),
     ("subscribed", "its subscriptions"),
-    ("model built", "Go2's model, its kernels loaded from numba's cache"),
+    ("model built", "Go2's model, its kernels from the ahead-of-time module (else numba's cache)"),
     ("first publish", "the first answer computed and published"),
 )
 START = f"""
@@ -240,7 +240,8 @@ def main() -> None:
         "`rnea_node --ros-args --params-file robot.yaml`. Times from the node's spawn: to the subscriber's first "
         "gravity_torques (the figure), to the subscriber's and the driver's endpoints matching the node's, and "
         "to the node's model built; the node's CPU time (all threads) when the first answer came. numba's cache "
-        f"filled by `python -m rnea_ros.compile` (after set-up: its first start). The node uses its Fast DDS "
+        "and the node's ahead-of-time kernels beside it filled by `python -m rnea_ros.compile` (after set-up: its "
+        "first start). The node uses its Fast DDS "
         "profile (rnea_ros/node/fastdds_start.xml, as when the user sets none); 'without' gives it an empty one "
         "of the user's (FASTRTPS_DEFAULT_PROFILES_FILE), as it started before issue 45. Load average "
         f"{loads[0]:.1f} after the quiet starts (other work on the machine)"

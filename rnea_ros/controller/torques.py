@@ -22,13 +22,14 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from rnea_ros.controller.law import CommandLaw
 from rnea_ros.controller.settings import Settings
 from rnea_ros.controller.state import Inputs, LiveModel
 from rnea_ros.dynamics import algorithms
+from rnea_ros.dynamics.compiled import LazyEntryPoint
 from rnea_ros.dynamics.floating_base import BASE_DOFS, base_acceleration
+from rnea_ros.dynamics.jit import njit
 
 _NO_BASE_ACCELERATION = np.zeros(BASE_DOFS)
 
@@ -117,12 +118,14 @@ def effort_commands(
     u = law.source(inputs, tau, gravity, live.newest_stamp)
     commands = np.empty(len(live.bound.command_order))  # a new array: clipping it leaves τ alone
     order, limits = live.bound.command_order, live.bound.command_limits
+    u = _contiguous(u, float)  # the one layout the kernel's entry point takes
     if inputs.gains is not None and inputs.q_desired is not None and inputs.qd_desired is not None:
         kp, kd = inputs.gains
-        q, qd = (inputs.q_desired, inputs.q_measured), (inputs.qd_desired, inputs.qd_measured)
-        clipped = _in_command_order_clipped(u, True, kp, kd, *q, *qd, order, limits, commands)
+        q = _contiguous(inputs.q_desired, float), _contiguous(inputs.q_measured, float)
+        qd = _contiguous(inputs.qd_desired, float), _contiguous(inputs.qd_measured, float)
+        clipped = _clipped_commands(u, True, kp, kd, *q, *qd, order, limits, commands)
     else:
-        clipped = _in_command_order_clipped(u, False, u, u, u, u, u, u, order, limits, commands)
+        clipped = _clipped_commands(u, False, u, u, u, u, u, u, order, limits, commands)
     if clipped < 0:
         raise ValueError("effort_commands are not finite")
     return commands, clipped
@@ -131,7 +134,7 @@ def effort_commands(
 def compile_kernels() -> None:
     """Compiles (or loads from numba's cache) the commands' kernel, so that the first state does not wait for it."""
     one = np.zeros(1)
-    _in_command_order_clipped(one, False, one, one, one, one, one, one, np.zeros(1, dtype=np.intp), np.ones(1), one)
+    _clipped_commands(one, False, one, one, one, one, one, one, np.zeros(1, dtype=np.intp), np.ones(1), one)
 
 
 @njit(cache=True)
@@ -165,6 +168,8 @@ def _as_finite(value: float) -> float:
 
 
 _LARGEST = float(np.finfo(np.float64).max)
+_clipped_commands = LazyEntryPoint(_in_command_order_clipped)  # C-contiguous float64 vectors, intp order
+_contiguous = np.ascontiguousarray
 
 
 def _floating_outputs(live: LiveModel, inputs: Inputs, settings: Settings) -> Outputs:

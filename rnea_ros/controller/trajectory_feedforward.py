@@ -32,11 +32,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from rnea_ros.controller.state import InvalidMessageError, LiveModel
-from rnea_ros.dynamics import algorithms
+from rnea_ros.dynamics import algorithms, jit
 from rnea_ros.dynamics.contact_distribution import ContactDistribution
 from rnea_ros.dynamics.floating_base import BASE_DOFS, BaseState
 from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, JointSpline, Trajectory, resampling_times
@@ -52,7 +51,12 @@ ANSWER_THREADS = 1
 def answer_threads() -> None:
     """The calling thread computes batches on ANSWER_THREADS threads. numba's setting is per thread,
     and answers run on whichever thread of the node's executor takes them: the node sets it before
-    each answer (set once on the main thread, the executor's threads answered on every core)."""
+    each answer (set once on the main thread, the executor's threads answered on every core). While
+    ``jit`` defers (rnea_node on ahead-of-time kernels) batches run on the calling thread, numba not imported."""
+    if jit.deferring():
+        return
+    import numba
+
     numba.set_num_threads(min(ANSWER_THREADS, numba.config.NUMBA_NUM_THREADS))
 
 

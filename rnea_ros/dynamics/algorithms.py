@@ -17,11 +17,11 @@ import threading
 from collections.abc import Mapping
 from typing import NamedTuple, Protocol
 
-import numba
 import numpy as np
 
+from rnea_ros.dynamics import aot, jit, rnea_block
 from rnea_ros.dynamics import rnea as kernel
-from rnea_ros.dynamics import rnea_block
+from rnea_ros.dynamics.compiled import numba_kernel
 from rnea_ros.dynamics.data import ModelData
 from rnea_ros.dynamics.tree import KinematicTree
 
@@ -72,10 +72,16 @@ _batch_layer_thread_safe = False
 def rnea_batch(*args) -> tuple[int, int]:
     """``rnea_block.rnea_batch``, serialised across threads unless numba's threading layer is thread-safe."""
     global _batch_layer_thread_safe
+    if jit.deferring():  # rnea_node on ahead-of-time kernels: one thread, no numba while the module has it
+        here = aot.exported(rnea_block.rnea_batch_here, args[:-1])
+        if here is not None:
+            return here(*args[:-1])
     if _batch_layer_thread_safe:
         return rnea_block.rnea_batch(*args)
     with _batch_lock:
-        result = rnea_block.rnea_batch(*args)
+        result = numba_kernel(rnea_block.rnea_batch)(*args)  # numba's, even in a process that deferred it
+        import numba
+
         try:  # a small batch runs on the calling thread: no layer chosen yet
             _batch_layer_thread_safe = numba.threading_layer() in THREAD_SAFE_LAYERS
         except ValueError:
@@ -90,6 +96,16 @@ class ContactKernelArrays(NamedTuple):
     bodies: np.ndarray
     work: np.ndarray  # the caller's data's
     F_unit: np.ndarray  # the kernel f_ext of each unit contact wrench
+
+
+def _batch_threads() -> int:
+    """numba's threads for the calling thread's batches (one while ``jit`` defers: ``rnea_batch``)."""
+    if jit.deferring():
+        return 1
+    numba_kernel(rnea_block.rnea_batch)
+    import numba
+
+    return numba.get_num_threads()
 
 
 def as_float_array(x, name: str = "input") -> np.ndarray:
@@ -275,7 +291,7 @@ def _run(model: KernelModel, work: np.ndarray, q, qd, qdd, f_ext) -> np.ndarray:
     if not (q.ndim == qd.ndim == qdd.ndim == 2) or not (len(q) == len(qd) == len(qdd)):
         raise status_error(model, kernel.WRONG_SIZE, q, qd, qdd)
     tau = np.empty((len(q), model.nv))
-    status, row = rnea_batch(j, b, q, qd, qdd, f_ext, work, tau, numba.get_num_threads())
+    status, row = rnea_batch(j, b, q, qd, qdd, f_ext, work, tau, _batch_threads())
     if status != kernel.OK:
         raise status_error(model, status, q, qd, qdd, row)
     return tau

@@ -1,4 +1,5 @@
-"""Numba kernels called without numba's per-call type dispatch, on the hot paths."""
+"""Numba kernels called without numba's per-call type dispatch, on the hot paths: the ahead-of-time
+compiled function when ``aot`` holds the kernel for these types (rnea_node's start), else numba's."""
 
 from __future__ import annotations
 
@@ -7,16 +8,54 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
-import numba
+from rnea_ros.dynamics import aot, jit
+
+_report: Callable[[str], None] | None = None  # told once why a deferring process turned to numba
+_reported = False
 
 
-def entry_point(dispatcher, *args) -> Callable:
+def entry_point(kernel, *args) -> Callable:
     """The compiled kernel for these argument types, called without numba's per-call type
-    dispatch (~150 ns of a 1–2 µs call, more with many arguments). Callers pass only arrays of
+    dispatch (~150 ns of a 1–2 µs call, more with many arguments): the ahead-of-time module's
+    export when it has one, else numba's (``numba_kernel``). Callers pass only arrays of
     exactly these types (C-contiguous float64 where ``args`` has them): a wrong type is not
-    caught."""
+    caught. ``kernel``: numba's dispatcher or, while ``jit`` defers, the plain function."""
+    exported = aot.exported(kernel, args)
+    if exported is not None:
+        return exported
+    dispatcher = numba_kernel(kernel, args)
     dispatcher(*args)  # compiles, or loads from numba's cache
+    import numba
+
     return dispatcher.overloads[tuple(numba.typeof(a) for a in args)].entry_point
+
+
+def report_to(report: Callable[[str], None]) -> None:
+    """``report`` is told, once, when numba is imported for a kernel the ahead-of-time module lacks."""
+    global _report
+    _report = report
+
+
+def numba_kernel(kernel, args: tuple | None = None) -> Callable:
+    """numba's dispatcher of ``kernel``: in a process that deferred its kernels (``jit``), numba is
+    imported now and its dispatchers put in place of every kernel, loaded from its cache as
+    ``quick_cache_loads`` loads them (``args``: the call's, named in the report)."""
+    global _reported
+    if jit.deferring():
+        install_quick_cache_loads()
+        jit.compile_deferred()
+        if _report is not None and not _reported:
+            _reported = True
+            _report(f"numba imported for {_call_name(kernel, args)}: not in the ahead-of-time kernels")
+    return jit.dispatcher(kernel)
+
+
+def _call_name(kernel, args: tuple | None) -> str:
+    name = aot.kernel_name(getattr(kernel, "py_func", kernel))
+    try:
+        return name + (aot.signature(args) if args is not None else "")
+    except TypeError:
+        return name
 
 
 class LazyEntryPoint:
@@ -53,13 +92,23 @@ def quick_cache_loads() -> Iterator[None]:
     ``np.correlate``/``np.convolve``, set again by ``finish_compiler_set_up``). A kernel not in the
     cache is compiled as usual: numba's compiler refreshes the target itself. Loads and compiles
     hold numba's compiler lock, so no compile sees scipy kept out."""
+    undo = install_quick_cache_loads()
+    try:
+        yield
+    finally:
+        undo()
+
+
+def install_quick_cache_loads() -> Callable[[], None]:
+    """``quick_cache_loads``'s loads from now on (imports numba); returns what undoes it."""
     from numba.core.caching import Cache
     from numba.core.runtime import rtsys
 
     load_overload = Cache.load_overload
     if not hasattr(Cache, "_load_overload"):  # numba's private API, as of 0.61-0.68: a numba without it loads as usual
-        yield
-        return
+        return lambda: None
+    if getattr(load_overload, "quick", False):
+        return lambda: None
 
     def load_quickly(self, sig, target_context):
         rtsys.initialize(target_context)
@@ -73,11 +122,13 @@ def quick_cache_loads() -> Iterator[None]:
             if blocked and BLAS_MODULE in sys.modules and sys.modules[BLAS_MODULE] is None:
                 del sys.modules[BLAS_MODULE]
 
+    load_quickly.quick = True
     Cache.load_overload = load_quickly
-    try:
-        yield
-    finally:
+
+    def undo() -> None:
         Cache.load_overload = load_overload
+
+    return undo
 
 
 def finish_compiler_set_up() -> None:

@@ -19,7 +19,6 @@ import math
 from typing import Protocol
 
 import numpy as np
-from numba import njit
 
 from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.contact_forces import (
@@ -36,6 +35,7 @@ from rnea_ros.dynamics.contact_options import ContactQPOptions
 from rnea_ros.dynamics.contacts import ContactLinks
 from rnea_ros.dynamics.data import ModelData
 from rnea_ros.dynamics.floating_base import BASE_DOFS
+from rnea_ros.dynamics.jit import njit
 from rnea_ros.dynamics.model import RobotModel
 
 KINDS = ("minimum_norm", "qp")

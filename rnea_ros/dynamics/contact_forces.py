@@ -51,13 +51,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from rnea_ros.dynamics import algorithms
 from rnea_ros.dynamics import rnea as kernel
 from rnea_ros.dynamics.compiled import entry_point
 from rnea_ros.dynamics.contact_options import MAX_RADIUS, ContactQPOptions
 from rnea_ros.dynamics.data import ModelData
+from rnea_ros.dynamics.jit import njit
 from rnea_ros.dynamics.model import RobotModel
 from rnea_ros.dynamics.spatial import quaternion_to_rotation
 

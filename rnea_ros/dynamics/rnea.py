@@ -23,8 +23,8 @@ base) has ``q = [p, quaternion xyzw]`` and ``q̇ = [v, ω]`` in the body frame.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from rnea_ros.dynamics.jit import njit
 from rnea_ros.dynamics.spatial import (
     ZERO6,
     add6,

@@ -11,9 +11,9 @@ equals the single call's torques to rounding (test/dynamics/test_rnea_block.py).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from rnea_ros.dynamics import rnea as kernel
+from rnea_ros.dynamics.jit import njit, prange
 from rnea_ros.dynamics.rnea import (
     FREE_FLYER,
     JTYPE,
@@ -290,15 +290,30 @@ def rnea_batch(joints, bodies, Q, QD, QDD, F_ext, work, TAU, n_threads):
     has one row per state or a single shared row. Returns (status, row) of the first failing row,
     or (OK, -1)."""
     n_states = Q.shape[0]
-    nq, nv = kernel.model_sizes(joints)
-    if Q.shape[1] != nq or QD.shape[1] != nv or QDD.shape[1] != nv or TAU.shape[1] != nv:
-        return WRONG_SIZE, 0
-    if QD.shape[0] != n_states or QDD.shape[0] != n_states or TAU.shape[0] != n_states:
+    if not _sizes_fit(joints, Q, QD, QDD, TAU):
         return WRONG_SIZE, 0
     n_chunks = min(n_threads, max(1, n_states * joints.shape[0] // PARALLEL_WORK))
     if n_chunks == 1:
         return rnea_rows(joints, bodies, Q, QD, QDD, F_ext, work, TAU, 0, n_states)
     return _in_chunks(joints, bodies, Q, QD, QDD, F_ext, work, TAU, n_chunks)
+
+
+@njit(cache=True)
+def rnea_batch_here(joints, bodies, Q, QD, QDD, F_ext, work, TAU):
+    """``rnea_batch`` on the calling thread: no parallel region (rnea_node's trajectories, one thread,
+    from its ahead-of-time module)."""
+    if not _sizes_fit(joints, Q, QD, QDD, TAU):
+        return WRONG_SIZE, 0
+    return rnea_rows(joints, bodies, Q, QD, QDD, F_ext, work, TAU, 0, Q.shape[0])
+
+
+@njit(cache=True)
+def _sizes_fit(joints, Q, QD, QDD, TAU) -> bool:
+    n_states = Q.shape[0]
+    nq, nv = kernel.model_sizes(joints)
+    if Q.shape[1] != nq or QD.shape[1] != nv or QDD.shape[1] != nv or TAU.shape[1] != nv:
+        return False
+    return QD.shape[0] == n_states and QDD.shape[0] == n_states and TAU.shape[0] == n_states
 
 
 @njit(cache=True, parallel=True)

@@ -13,7 +13,8 @@ checks it against numpy on a million angles). The reduction is exact for |x| < 2
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from rnea_ros.dynamics.jit import njit
 
 LARGEST_REDUCED = 823550.0  # 2^19 π/2: n π/2 is split exactly into three parts below it
 

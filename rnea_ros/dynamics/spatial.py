@@ -12,7 +12,8 @@ moment ``h = m c`` and rotational inertia about the body origin.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from rnea_ros.dynamics.jit import njit
 
 inline = njit(cache=True, inline="always")
 

@@ -17,6 +17,7 @@ from rnea_ros.node import start_phase
 FASTDDS_PROFILE = Path(__file__).with_name("fastdds_start.xml")
 PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
 PROFILE_FILES = ("DEFAULT_FASTRTPS_PROFILES.xml", "DEFAULT_FASTDDS_PROFILES.xml")  # read from the working directory
+NO_AOT_VARIABLE = "RNEA_NO_AOT"  # set: numba's kernels, as without an ahead-of-time module
 FASTDDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")  # "": Jazzy's default, rmw_fastrtps_cpp
 
 
@@ -32,6 +33,17 @@ def start_profile(environ: Mapping[str, str], folder: Path) -> Path | None:
     return FASTDDS_PROFILE
 
 
+def _kernels_ahead_of_time() -> None:
+    """The live kernels from their ahead-of-time module when it is current (``rnea_ros.dynamics.aot``):
+    the other kernels' compilation deferred, so that no numba is imported before it is needed."""
+    if os.environ.get(NO_AOT_VARIABLE):
+        return
+    from rnea_ros.dynamics import aot, jit
+
+    if aot.load():
+        jit.defer_compilation()
+
+
 def _interrupt(_signum: int, _frame) -> None:
     raise KeyboardInterrupt
 
@@ -45,6 +57,7 @@ def run() -> None:
             os.environ[PROFILE_VARIABLES[0]] = str(profile)
         if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
             sys.modules["coverage"] = None
+        _kernels_ahead_of_time()
         from rnea_ros.node.node import main
     except KeyboardInterrupt:  # as node.exit_interrupted does, before that module is there
         print("rnea_node: interrupted while starting", file=sys.stderr, flush=True)

@@ -43,6 +43,7 @@ from rnea_ros.controller.parameters import NODE_PARAMETERS
 from rnea_ros.controller.settings import GAINS_PREFIX, Settings, settings_from
 from rnea_ros.controller.state import ConfigurationError, InvalidMessageError, LiveModel
 from rnea_ros.controller.trajectory_feedforward import LateAnswers, answer_threads
+from rnea_ros.dynamics import aot, compiled, jit
 from rnea_ros.dynamics.compiled import quick_cache_loads
 from rnea_ros.dynamics.corrections import CorrectionsError
 from rnea_ros.dynamics.precompile import compile_notice
@@ -90,6 +91,7 @@ class RneaNode(Node):
         if self.fatal_error:
             return
         start_phase("parameters")
+        _tell_kernels(self.get_logger())
         # before the model's build: matched by the other processes while it runs (seconds on a busy machine)
         self._subscribe_inputs(settings)
         start_phase("subscribed")
@@ -460,6 +462,15 @@ def _run_distributions_later(node: RneaNode, live: LiveModel, delay: float = 1.0
     timer = node.create_timer(delay, quiet_after_shutdown(node.context, run), clock=steady)
 
 
+def _tell_kernels(logger) -> None:
+    """Where the live kernels come from, once at INFO: the ahead-of-time module, or numba's cache and why."""
+    if jit.deferring():
+        logger.info(f"{aot.status()}: numba is imported only for a kernel they lack")
+        compiled.report_to(logger.info)
+    elif aot.status() != aot.NOT_LOADED:
+        logger.info(f"kernels from numba's cache: {aot.status()}")
+
+
 def _trace_first_answer(node: RneaNode) -> None:
     """With RNEA_START_TRACE: the first joint_states taken and the first outputs published, stamped."""
     if not os.environ.get(START_TRACE):
@@ -493,6 +504,9 @@ def _schedule(node: RneaNode) -> None:
 def main(args=None) -> None:
     # the node's kernels load from numba's cache without numba's compiler set-up (~0.6 s of CPU at the
     # start, and at a trajectory's or a new model's first load); a kernel not in the cache compiles as usual
+    if jit.deferring():  # __main__'s start on ahead-of-time kernels: quick loads set when numba is imported
+        _run(args)
+        return
     with quick_cache_loads():
         _run(args)
 

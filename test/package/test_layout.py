@@ -28,7 +28,7 @@ MAX_NODE_MODULES = 5
 FLOORS = (
     ("testing",),  # helpers of the tests and benchmarks, never used at run time
     ("demo", "generate_parameters", "compile"),
-    ("node", "simulation"),  # the two ROS nodes
+    ("node", "simulation", "aot_build"),  # the two ROS nodes; the node's kernels compiled ahead of time
     ("analysis", "plumbing", "controller"),  # offline analysis; the ROS plumbing both nodes share; the node's logic
     ("dynamics", "motion", "description", "parameter_spec"),  # no ROS
 )
