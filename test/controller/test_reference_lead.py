@@ -22,6 +22,8 @@ ARM = RobotModel.from_urdf(ARM_URDF)
 SOLO = robot_urdf("solo_description/robots/solo12.urdf")
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 
+pytestmark = pytest.mark.ros  # std_msgs' Header and the node's outputs module
+
 
 @pytest.mark.parametrize(("lead", "row"), [(0.0, 1), (0.001, 2), (0.002, 3), (0.0025, 3), (0.01, 4)])
 def test_the_desired_point_is_the_one_of_the_stamp_plus_the_lead(lead, row):
