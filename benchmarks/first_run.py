@@ -31,10 +31,13 @@ STEPS = (
 TIMEOUT = 3600.0
 
 
-def user_environment() -> dict[str, str]:
-    """This process's environment without the checkout's venv: a shell as a new user has it."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "NUMBA_CACHE_DIR")}
+def user_environment(caches: Path) -> dict[str, str]:
+    """This process's environment without the checkout's venv: a shell as a new user has it. numba's cache
+    and the node's ahead-of-time module go to an empty folder (``caches``): a new user has neither, and the
+    module in ~/.cache built from the same sources would otherwise be found current and its build skipped."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p)
+    env["NUMBA_CACHE_DIR"] = str(caches)
     return env
 
 
@@ -47,7 +50,12 @@ def timed_steps(clone: Path, busy: int) -> list[tuple]:
         for label, command in STEPS:
             start = time.perf_counter()
             result = subprocess.run(
-                command, cwd=clone, env=user_environment(), capture_output=True, text=True, timeout=TIMEOUT
+                command,
+                cwd=clone,
+                env=user_environment(clone.parent / "caches"),
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
             )
             seconds = time.perf_counter() - start
             if result.returncode != 0:
@@ -74,7 +82,8 @@ def main() -> None:
     header = ("step", "machine", "load average before", "wall-clock [s]", "[min]")
     note = (
         "A fresh `git clone` of this checkout's HEAD, each step run as a user runs it (no venv active), one after "
-        "the other; pip's cache warm. The load average is the machine's before the steps (other work included)."
+        "the other; pip's cache warm, numba's cache and the node's compiled module empty at the start. "
+        "The load average is the machine's before the steps (other work included)."
     )
     print(f"wrote {write_table('first_run', 'benchmarks/first_run.py', header, rows, note)}")
 
