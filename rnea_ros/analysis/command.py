@@ -31,6 +31,7 @@ from rnea_ros.analysis.plot import PlotWorker, write_friction_plot
 from rnea_ros.analysis.recording import (
     DEFAULT_CHUNK,
     RecordingError,
+    bag_summary,
     bag_topics,
     open_recording,
     read_bag_description,
@@ -91,13 +92,7 @@ def load_description(urdf: Path | None, recording: Path) -> str:
 def recording_size(path: Path, topic: str) -> int | None:
     if path.suffix.lower() == ".csv":
         return None
-    from rnea_ros.analysis.recording import _open_bag
-
-    reader = _open_bag(path)
-    try:
-        return sum(c.msgcount for c in reader.connections if c.topic == topic)
-    finally:
-        reader.close()
+    return bag_summary(path).count(topic)
 
 
 def with_corrections(

@@ -201,35 +201,91 @@ def _open_bag(path: Path):
     return reader
 
 
-def bag_topics(path: Path) -> dict[str, str]:
-    reader = _open_bag(path)
+@dataclass(frozen=True)
+class BagSummary:
+    """What a bag's index says: (topic, message type, message count) per connection, and its files when
+    every one is MCAP (read by ``mcap_scan``, not rosbags)."""
+
+    connections: tuple[tuple[str, str, int], ...]
+    mcap_files: tuple[Path, ...] | None
+
+    def topics(self) -> dict[str, str]:
+        return {topic: msgtype for topic, msgtype, _ in self.connections}
+
+    def count(self, topic: str) -> int:
+        return sum(count for name, _, count in self.connections if name == topic)
+
+
+_SUMMARIES_KEPT = 8
+_summaries: dict[tuple, BagSummary] = {}
+
+
+def bag_summary(path: Path) -> BagSummary:
+    """The bag's summary, read once per process for as long as its files are unchanged: rnea_analyze asks
+    for it four times (size, leading samples, samples, topics), and each open of an MCAP bag by rosbags
+    costs 15-30 ms."""
+    key = _file_identity(Path(path))
+    summary = _summaries.get(key) if key is not None else None
+    if summary is None:
+        reader = _open_bag(path)
+        try:
+            connections = tuple((c.topic, c.msgtype, c.msgcount) for c in reader.connections)
+            files = _mcap_files(reader)
+            summary = BagSummary(connections, tuple(files) if files else None)
+        finally:
+            reader.close()
+        if key is not None:
+            if len(_summaries) >= _SUMMARIES_KEPT:
+                _summaries.pop(next(iter(_summaries)))
+            _summaries[key] = summary
+    return summary
+
+
+def _file_identity(path: Path) -> tuple | None:
+    """(path, and name, size and modification time of each of its files), or None when it cannot be read."""
     try:
-        return {c.topic: c.msgtype for c in reader.connections}
-    finally:
-        reader.close()
+        files = sorted(path.iterdir()) if path.is_dir() else [path]
+        return (str(path.resolve()), *((f.name, *_size_and_time(f)) for f in files))
+    except OSError:
+        return None
+
+
+def _size_and_time(file: Path) -> tuple[int, int]:
+    status = file.stat()
+    return status.st_size, status.st_mtime_ns
+
+
+def bag_topics(path: Path) -> dict[str, str]:
+    return bag_summary(path).topics()
 
 
 def read_bag_joint_states(path: Path, topic: str, chunk: int = DEFAULT_CHUNK) -> Iterator[JointChunk]:
     """The joint_states of a bag in time order, in chunks; several publishers' names are merged."""
+    summary = bag_summary(path)
+    types = {msgtype for name, msgtype, _ in summary.connections if name == topic}
+    if not types:
+        raise RecordingError(f"no topic '{topic}' in {path} (topics: {sorted(summary.topics())})")
+    if types != {"sensor_msgs/msg/JointState"}:
+        raise RecordingError(f"'{topic}' is not sensor_msgs/msg/JointState")
+    decoder, merger = _JointStateDecoder(), _Merger()
+    files = list(summary.mcap_files or ())
+    if files and readable(files):
+        try:
+            yield from _read_mcap_joint_states(files, topic, chunk, decoder, merger)
+        except RecordingError:
+            raise
+        except Exception as error:
+            raise RecordingError(f"the bag {path} is damaged or truncated: {error}") from error
+        return
+    yield from _read_rosbags_joint_states(path, topic, chunk, decoder, merger)
+
+
+def _read_rosbags_joint_states(path: Path, topic: str, chunk: int, decoder, merger) -> Iterator[JointChunk]:
+    """``read_bag_joint_states`` through rosbags' reader (sqlite3, or MCAP that ``mcap_scan`` cannot read)."""
     reader = _open_bag(path)
     try:
         connections = [c for c in reader.connections if c.topic == topic]
-        if not connections:
-            topics = sorted({c.topic for c in reader.connections})
-            raise RecordingError(f"no topic '{topic}' in {path} (topics: {topics})")
-        if any(c.msgtype != "sensor_msgs/msg/JointState" for c in connections):
-            raise RecordingError(f"'{topic}' is not sensor_msgs/msg/JointState")
-        decoder, raws, stamps = _JointStateDecoder(), [], []
-        merger = _Merger()
-        files = _mcap_files(reader)
-        if files and readable(files):
-            try:
-                yield from _read_mcap_joint_states(files, topic, chunk, decoder, merger)
-            except RecordingError:
-                raise
-            except Exception as error:
-                raise RecordingError(f"the bag {path} is damaged or truncated: {error}") from error
-            return
+        raws, stamps = [], []
         try:
             for _, receive_ns, raw in reader.messages(connections=connections):
                 raws.append(raw)

@@ -113,3 +113,25 @@ def test_fields_read_in_place_are_rosbags_numbers(tmp_path, monkeypatch, renamed
         for x, y in ((a.t, b.t), (a.q, b.q), (a.qd, b.qd), (a.effort, b.effort)):
             assert np.array_equal(x, y, equal_nan=True)
     assert sum(len(c.t) for c in fast) == (2000 if renamed else 3000)  # renamed: on the main publisher's times
+
+
+def test_an_unchanged_bag_is_opened_once_and_a_rewritten_one_again(tmp_path, monkeypatch):
+    """rnea_analyze asks for a bag's index four times (size, leading samples, samples, topics); rosbags opens
+    an MCAP bag in 15-30 ms, so it is opened once while its files are unchanged, and again when they change."""
+    opened = []
+    open_bag = recording._open_bag
+    monkeypatch.setattr(recording, "_open_bag", lambda path: opened.append(path) or open_bag(path))
+    bag = tmp_path / "bag"
+    write_mcap(bag, 400, False, None)
+    assert recording.bag_summary(bag).count("/joint_states") == 400
+    for _ in range(2):
+        assert sum(len(c.t) for c in recording.read_bag_joint_states(bag, "/joint_states")) == 400
+    assert set(recording.bag_topics(bag)) == {"/joint_states", "/note"}
+    assert len(opened) == 1
+    for file in bag.iterdir():
+        file.unlink()
+    bag.rmdir()
+    write_mcap(bag, 250, False, None)
+    assert recording.bag_summary(bag).count("/joint_states") == 250
+    assert sum(len(c.t) for c in recording.read_bag_joint_states(bag, "/joint_states")) == 250
+    assert len(opened) == 2
