@@ -11,6 +11,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -127,6 +128,23 @@ class TrajectoryClient:
     def cancel(self, sent: Sent, timeout: float = 5.0) -> None:
         future = sent.handle.cancel_goal_async()
         assert self.spin_until(future.done, timeout), "no answer to the cancel request"
+
+    def relay_found_its_controller(self, timeout: float) -> bool:
+        """Waits (at most ``timeout``) until rnea_node's /diagnostics say its relay found the JTC's action:
+        the node discovers it in its time (seconds on a busy machine), and a goal sent before waits for
+        it only ``controller_action_timeout``."""
+        found: dict[str, str] = {}
+
+        def heard(msg: DiagnosticArray) -> None:
+            for status in msg.status:
+                if status.name.startswith("rnea_node"):
+                    found.update({value.key: value.value for value in status.values})
+
+        diagnostics = self.node.create_subscription(DiagnosticArray, "/diagnostics", heard, 10)
+        try:
+            return self.spin_until(lambda: found.get("controller action", "").endswith("(found)"), timeout)
+        finally:
+            self.node.destroy_subscription(diagnostics)
 
     def positions(self, joints: list[str]) -> np.ndarray:
         """The newest joint_states' positions of ``joints``."""
