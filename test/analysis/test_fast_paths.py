@@ -162,22 +162,49 @@ def test_joint_fits_in_one_pass_are_numpys_sums_over_the_finite_samples():
         np.testing.assert_allclose(fits.friction_rhs[j], X.T @ r, rtol=1e-12, atol=1e-12)
 
 
-def test_the_plot_worker_draws_write_plots_figure(tmp_path):
-    """torques.png drawn by the forked worker (axes made ahead, lines sent at the end) has the bytes of
-    the one drawn in this process by ``write_plot``."""
+def test_torques_png_is_rendered_in_two_bands_by_two_processes_with_matplotlibs_pixels(tmp_path, monkeypatch):
+    """torques.png drawn by the forked worker: its two bands of axes rendered by two processes (the worker and
+    one it forks), each deflating its own rows into the one PNG (fails before: one process drew the whole
+    figure and PIL saved it). The file has the bytes of ``write_plot``'s, rendered whole in this process,
+    and decodes to the pixels of matplotlib's own ``savefig`` of the same figure."""
+    import io
+    import os
+
+    from PIL import Image
+
+    from rnea_ros.analysis import plot
     from rnea_ros.analysis.pipeline import Analysis, JointFits
-    from rnea_ros.analysis.plot import PlotWorker, write_plot
 
     names = ["shoulder", "elbow", "wrist"]
     analysis = Analysis(names, JointFits(3))
-    t = np.arange(5_000) * 1e-3
-    waves = np.sin(np.outer(t, np.arange(1, 10)))
+    t = 1.7e9 + np.arange(5_000) * 1e-3
+    waves = np.sin(np.outer(t - t[0], np.arange(1, 10))) + np.random.default_rng(4).normal(0, 0.05, (5_000, 9))
+    waves[2_500, 1] = 9.0  # a spike in the elbow's panel, by the bands' border
     analysis.plot.add(np.column_stack([t, waves]))
-    write_plot(analysis, tmp_path / "here.png")
-    with PlotWorker() as worker:
+    rendered, log = plot._rendered, tmp_path / "bands.txt"
+
+    def logged(fig, band=None):
+        with open(log, "a") as file:
+            file.write(f"{os.getpid()} {band}\n")
+        return rendered(fig, band)
+
+    monkeypatch.setattr(plot, "_rendered", logged)  # the worker is forked after: it renders through this too
+    with plot.PlotWorker() as worker:
         worker.prepare(names)
         worker.write(analysis, tmp_path / "worker.png")
+    bands = dict(line.split(" ", 1)[::-1] for line in log.read_text().splitlines())
+    assert sorted(bands) == ["slice(0, 2, None)", "slice(2, None, None)"]
+    assert len(set(bands.values()) | {str(os.getpid())}) == 3  # two processes, neither this one
+    plot.write_plot(analysis, tmp_path / "here.png")
     assert (tmp_path / "worker.png").read_bytes() == (tmp_path / "here.png").read_bytes()
+
+    fig, axes, _ = plot._torques_axes(names)
+    plot._add_lines(axes, names, analysis.plot.rows())
+    saved = io.BytesIO()
+    fig.savefig(saved, format="png", dpi=90)
+    expected = np.asarray(Image.open(saved))
+    assert expected.shape == (702, 900, 4)  # 10 x 7.8 inches at 90 dpi
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "worker.png")), expected)
 
 
 def test_position_noise_fits_each_window_as_its_own_cubic():
