@@ -194,6 +194,8 @@ def __getattr__(name: str) -> object:
 
 
 def entry_point() -> None:
+    if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (~40 ms) for nothing
+        sys.modules["coverage"] = None
     code = main()
     # the interpreter's teardown skipped: every output is written and closed by now (torques.png's worker
     # joined), and freeing numba's and LLVM's modules took 0.12-0.14 s of wall after the last line, up to

@@ -311,3 +311,31 @@ def test_the_command_ends_without_teardown_and_loses_no_output(tmp_path):
     assert (tmp_path / "out" / "samples.csv").stat().st_size > 0 and (tmp_path / "out" / "torques.png").is_file()
     refused = subprocess.run([*base, "--topic", "/x", "--start", "5"], capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "rnea_analyze:" in refused.stderr
+
+
+@pytest.mark.parametrize("measured", [False, True])
+def test_the_command_imports_coverage_only_when_a_measurement_has(tmp_path, measured):
+    """rnea_analyze's console script keeps numba's import from loading coverage.py (numba reports compiled
+    lines to a running measurement; none runs unless coverage was imported first, by its .pth hook or
+    ``coverage run``): fails before, where numba imported it wherever it was installed."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("coverage")
+    report = (
+        "import os, sys; exit_ = os._exit; "
+        "os._exit = lambda code: (os.write(2, ('coverage=%s numba=%s' % (type(sys.modules.get('coverage')).__name__, "
+        "'numba' in sys.modules)).encode()), exit_(code)); "
+    )
+    probe = ("import coverage; " if measured else "") + report
+    probe += "from rnea_ros.analysis.cli import entry_point; entry_point()"
+    hooks = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")  # the .pth hook's: no measurement here
+    environment = {key: value for key, value in os.environ.items() if key not in hooks}
+    (tmp_path / "r.csv").write_text("time,a.position,a.effort\n")
+    arguments = [str(tmp_path / "r.csv"), "--urdf", str(tmp_path / "missing.urdf"), "--out", str(tmp_path / "out")]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *arguments], capture_output=True, text=True, timeout=60, env=environment
+    )
+    assert done.returncode == 2 and "missing.urdf" in done.stderr  # refused after numba's import
+    assert done.stderr.rstrip().endswith(f"coverage={'module' if measured else 'NoneType'} numba=True")
