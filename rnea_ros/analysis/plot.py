@@ -200,13 +200,16 @@ def _forked_bands(fig) -> bytes:
         finally:
             os._exit(code)
     os.close(writer)
-    rendered = _rendered(fig, slice(first_lower, None))
-    width, height = rendered.shape[1], len(rendered)
-    lower = _scanlines(rendered[split:])
-    deflated_lower = _deflated(lower, last=True)
     with os.fdopen(reader, "rb") as pipe:
-        received = pipe.read()
-    _, status = os.waitpid(pid, 0)
+        try:
+            rendered = _rendered(fig, slice(first_lower, None))
+            lower = _scanlines(rendered[split:])
+            deflated_lower = _deflated(lower, last=True)
+            received = pipe.read()
+        finally:
+            pipe.close()  # a process still writing gets an error, not a wait for a reader
+            _, status = os.waitpid(pid, 0)
+    width, height = rendered.shape[1], len(rendered)
     if status == 0 and len(received) >= 4:
         (upper_adler,), deflated_upper = struct.unpack(">I", received[:4]), received[4:]
     else:

@@ -207,6 +207,31 @@ def test_torques_png_is_rendered_in_two_bands_by_two_processes_with_matplotlibs_
     assert np.array_equal(np.asarray(Image.open(tmp_path / "worker.png")), expected)
 
 
+def test_a_band_process_that_fails_leaves_its_band_to_the_worker(monkeypatch):
+    """When the forked process dies before sending its band, the worker renders that band itself: the same
+    bytes as the whole figure's."""
+    import os
+
+    from rnea_ros.analysis import plot
+
+    names = ["shoulder", "elbow"]
+    fig, axes, _ = plot._torques_axes(names)
+    t = np.arange(3_000) * 1e-3
+    plot._add_lines(axes, names, np.column_stack([t, np.cos(np.outer(t, np.arange(1, 7)))]))
+    expected = plot.png_bytes(plot._rendered(fig), plot._split_row(fig), plot.TORQUES_DPI)
+    parent, rendered, here = os.getpid(), plot._rendered, []
+
+    def failing_there(fig, band=None):
+        if os.getpid() != parent:
+            raise RuntimeError("the band's process fails")
+        here.append(band)
+        return rendered(fig, band)
+
+    monkeypatch.setattr(plot, "_rendered", failing_there)
+    assert plot._forked_bands(fig) == expected
+    assert here == [slice(2, None), slice(0, 2)]  # its own band, then the failed process's
+
+
 def test_position_noise_fits_each_window_as_its_own_cubic():
     """window.position_noise (the windows of even stamps grouped by their bytes, each pseudo-inverse
     once) equals a cubic fitted by lstsq at every sample on its own, on stamps at 1.7e9 s (whose
