@@ -19,6 +19,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import AccelStamped, WrenchStamped
 from nav_msgs.msg import Odometry
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -38,6 +39,7 @@ from rnea_ros.dynamics.rnea import QUATERNION_TOLERANCE
 from rnea_ros.dynamics.rotations import quaternion_matrix
 from rnea_ros.motion import trajectory
 from rnea_ros.motion.trajectory import MAX_TRAJECTORY_POINTS, Trajectory, floats
+from rnea_ros.plumbing import fixed_cdr
 from rnea_ros.plumbing.trajectory_cdr import TrajectoryMessage, read_joint_trajectory, write_joint_trajectory
 
 MAX_SCHEDULE_EVENTS = 10_000  # a planner sends seconds ahead; a million events would be a mistake
@@ -332,7 +334,21 @@ def read_wrench(msg: WrenchStamped) -> WrenchReading:
     return WrenchReading(msg.header.frame_id, wrench_array(msg), stamp_seconds(msg.header.stamp))
 
 
-def read_odometry(msg: Odometry) -> OdometryReading:
+def read_odometry(msg: Odometry | bytes) -> OdometryReading:
+    """A base_odometry message, or its CDR bytes (the joint_states thread takes the newest as bytes:
+    read at its offsets, ``fixed_cdr``, without rclpy's Odometry object)."""
+    if isinstance(msg, bytes):
+        values = fixed_cdr.read_odometry(msg)
+        if values is None:  # big endian, or not whole: what rclpy can read
+            try:
+                return read_odometry(deserialize_message(msg, Odometry))
+            except Exception as error:  # rclpy's own (not whole): a malformed message
+                raise InvalidMessageError("malformed", f"base_odometry cannot be read: {error}") from None
+        position = finite_array(values.pose[:3], "base_odometry position")
+        quaternion = unit_quaternion(*values.pose[3:], "base_odometry orientation")
+        twist = finite_array(values.twist, "base_odometry twist")
+        stamp = values.stamp[0] + values.stamp[1] * 1e-9
+        return OdometryReading(np.concatenate([position, quaternion]), twist, values.child_frame_id, stamp)
     q_base, twist = odometry_base_state(msg)
     return OdometryReading(q_base, twist, msg.child_frame_id, stamp_seconds(msg.header.stamp))
 

@@ -200,7 +200,7 @@ class RneaNode(Node):
             for topic in getattr(settings, row.topics_parameter) if row.topics_parameter else (row.topic,):
                 taker = self._taker(row, topic, negated=topic in flipped)
                 if row.thread == inputs.JOINT_STATES_THREAD:
-                    self.joint_states.also_serve(message_type, topic, taker, row.depth, newest_only=row.newest_only)
+                    self.joint_states.also_serve(message_type, topic, taker, row.depth, row.newest_only, row.raw)
                 else:
                     qos = DESCRIPTION_QOS if row.latched else row.depth
                     self.create_subscription(

@@ -26,10 +26,9 @@ def use_fifo_scheduling(priority: int) -> str | None:
     why not (the process's threads are then as they were)."""
     if not hasattr(os, "sched_setscheduler") or not Path("/proc/self/task").is_dir():
         return "this system has no SCHED_FIFO (Linux only)"
-    threads = [int(task.name) for task in Path("/proc/self/task").iterdir()]
     moved = []
     try:
-        for thread in threads:
+        for thread in _threads():
             try:
                 os.sched_setscheduler(thread, os.SCHED_FIFO, os.sched_param(priority))
             except ProcessLookupError:  # the thread ended meanwhile
@@ -40,6 +39,16 @@ def use_fifo_scheduling(priority: int) -> str | None:
             _ordinary(thread)
         return f"SCHED_FIFO at priority {priority} refused ({error.strerror or error}): {RTPRIO_HINT}"
     return None
+
+
+def use_ordinary_scheduling() -> None:
+    """Every thread of this process back on the default scheduler."""
+    for thread in _threads():
+        _ordinary(thread)
+
+
+def _threads() -> list[int]:
+    return [int(task.name) for task in Path("/proc/self/task").iterdir()]
 
 
 def _ordinary(thread: int) -> None:

@@ -49,6 +49,7 @@ class DedicatedSubscription:
         self._subscription = self._subscribe(msg_type, topic, callback, qos, raw)
         self._every: list = []  # (subscription, callback) of ``also_serve``, drained first at each wake-up
         self._newest: list = []  # the same for ``newest_only``, before each message of the main topic
+        self._raw_callbacks: set[Callable] = set()  # those of ``also_serve`` that take the bytes
         self._stop = threading.Event()
         self._skip_backlog = False
         self._thread = threading.Thread(target=self._serve, name=f"{topic} subscription", daemon=True)
@@ -58,12 +59,21 @@ class DedicatedSubscription:
         return self._subscription.topic_name
 
     def also_serve(
-        self, msg_type, topic: str, callback: Callable, qos: QoSProfile | int, newest_only: bool = False
+        self,
+        msg_type,
+        topic: str,
+        callback: Callable,
+        qos: QoSProfile | int,
+        newest_only: bool = False,
+        raw: bool = False,
     ) -> None:
         """Serves ``topic`` in this thread too (before ``start``): every message, or its newest alone
-        (see the module docstring)."""
+        (see the module docstring); ``raw``: the callback gets the CDR bytes."""
         served = self._newest if newest_only else self._every
-        served.append((self._subscribe(msg_type, topic, callback, qos, newest_only), callback))
+        subscription = self._subscribe(msg_type, topic, callback, qos, newest_only or raw)
+        served.append((subscription, callback))
+        if raw:
+            self._raw_callbacks.add(callback)
 
     def _subscribe(self, msg_type, topic: str, callback: Callable, qos: QoSProfile | int, raw: bool):
         # No QoS event handlers: they would stay with the executor, and rmw reports them ready
@@ -121,7 +131,8 @@ class DedicatedSubscription:
             newest = None
             while (taken := subscription.handle.take_message(subscription.msg_type, True)) is not None:
                 newest = taken[0]
-            if newest is not None and not self._serve_one(subscription, callback, newest, deserialize):
+            read = deserialize and callback not in self._raw_callbacks
+            if newest is not None and not self._serve_one(subscription, callback, newest, read):
                 return False
         return True
 

@@ -43,6 +43,19 @@ SIM_PARAMETERS: tuple[ParameterSpec, ...] = (
         range=(0.0, 1000000.0),
     ),
     ParameterSpec(
+        "thread_priority",
+        "int",
+        0,
+        "0: the default scheduler; 1-99: every thread of the simulator on SCHED_FIFO at this priority, as a "
+        "robot's drivers and ros2_control's loop run (at 50 there).",
+        read_only=True,
+        range=(0, 99),
+        details="Real time beside busy processes: the physics and its states ahead of ordinary processes "
+        "(the simulated robot is not starved of CPU as a real robot never is). Needs the rtprio limit "
+        "(ulimit -r, /etc/security/limits.conf) or root; when refused, a WARN says how and the simulator runs "
+        "on the default scheduler.",
+    ),
+    ParameterSpec(
         "lockstep_timeout",
         "double",
         0.05,

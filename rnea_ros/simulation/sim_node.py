@@ -44,6 +44,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.plumbing.executor import PooledExecutor
 from rnea_ros.plumbing.ros_parameters import declare
+from rnea_ros.plumbing.scheduling import use_fifo_scheduling
 from rnea_ros.plumbing.signals import join_signal_thread
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.plumbing.threads import quiet_after_shutdown
@@ -252,10 +253,10 @@ class SimNode(Node):
                 self.finished.set()  # whatever happened above: main must not wait forever
 
     def _publish(self, robot) -> tuple[int, int]:
-        msg = self.outputs.publish(robot, self._start_wall)
-        stamp = msg.header.stamp.sec, msg.header.stamp.nanosec
+        state = self.outputs.publish(robot, self._start_wall)
+        stamp = state.stamp
         if self.record is not None:
-            self.record.add(stamp[0] + stamp[1] * 1e-9, msg.position, msg.velocity, msg.effort, robot)
+            self.record.add(stamp[0] + stamp[1] * 1e-9, state.position, state.velocity, state.effort, robot)
         return stamp
 
     def _log_info(self, text: str) -> None:
@@ -278,6 +279,18 @@ class SimNode(Node):
         super().destroy_node()
 
 
+def _schedule(node: SimNode) -> None:
+    """Every thread on SCHED_FIFO when ``thread_priority`` asks for it (the executor's, started
+    later, inherit it)."""
+    priority = node.p.thread_priority
+    if priority and node.fatal_error is None:
+        refused = use_fifo_scheduling(priority)
+        if refused:
+            node.get_logger().warning(f"thread_priority: {refused}")
+        else:
+            node.get_logger().info(f"thread_priority: every thread on SCHED_FIFO at priority {priority}")
+
+
 def main(args=None) -> None:
     faulthandler.enable(all_threads=True)  # a crash in C code (rclpy, MuJoCo): every thread's stack in the log
     rclpy.init(args=args)
@@ -288,6 +301,7 @@ def main(args=None) -> None:
     # one and its successor hold one each, the timers and subscriptions need the others
     executor = PooledExecutor(num_threads=4)
     executor.add_node(node)
+    _schedule(node)
     try:
         while rclpy.ok() and not node.finished.is_set() and not terminated.is_set() and node.fatal_error is None:
             executor.spin_once(timeout_sec=0.1)

@@ -32,9 +32,12 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import JointState
 
 from rnea_ros import RobotModel
 from rnea_ros.motion.gait import Gait, GaitTrajectory
+from rnea_ros.plumbing.fixed_cdr import OdometryValues, read_odometry
+from rnea_ros.plumbing.scheduling import use_fifo_scheduling, use_ordinary_scheduling
 from rnea_ros.plumbing.subscription import DedicatedSubscription
 from rnea_ros.testing.closed_loop_runner import run_closed_loop
 from rnea_ros.testing.legged import SupportLineSway, base_acceleration, feet_poses, joint_gains, rotation_vectors
@@ -58,6 +61,17 @@ PLANNER_PERIOD = 0.004
 # while the node loaded its model (the brakes on) stepped flat out into the trot, faster than real
 # time, and the node answered a smaller share of its states
 CATCH_UP = 0.002
+# On the wall clock, SCHED_FIFO priorities, as a legged robot's computer runs its loops ahead of every
+# ordinary process: the robot (its drivers and ros2_control's loop, at 50 there) first, then the planner
+# (legged_control runs its MPC thread at a real-time priority of its own) and the whole-body controller
+# (rnea_node). The planner above the node: its answers are few (250 Hz) and cheap, and starved for 0.1 s
+# the base is lost, while the node answers the newest state and only answers fewer. Beside other work
+# on 2 cores (2026-11-29, load 6-12) the node was starved for 50-160 ms at times and the robot
+# stumbled. With the simulator and the node alone on SCHED_FIFO, Go2 fell over (the planner's process
+# got 0.06-0.12 of a core); with the planner's thread on it too (30), its answers still had gaps of
+# 89-221 ms (it waited for the GIL, held by its process's ordinary threads waiting for a core); with its
+# whole process at 30, below the node, gaps of 0.17-0.85 s: the node took what the simulator left.
+SIM_PRIORITY, NODE_PRIORITY, PLANNER_PRIORITY = 50, 40, 45
 # [s] rnea_node's reference_lead on the wall clock: the commands' age at arrival without a lead, p50
 # (rnea_sim's counts, 2026-11-28 22:05 UTC: 2.0 ms for Solo12 and Go2, states every 1 and every 2 ms)
 WALL_CLOCK_LEAD = 0.002
@@ -112,11 +126,13 @@ def trot_parameters(
     realtime: bool = False,
     publish_every: int = 1,
     motor_pd: bool = False,
+    priorities: bool = True,
 ):
     """(rnea_sim, rnea_node) parameters: lockstep (or the wall clock), the node's QP onto the feet, its PD at ω;
     the simulator's states every ``publish_every`` 1 ms steps (the node's command held in between).
     ``motor_pd``: the PD in the simulator's motor drivers at every step (``controller: motor_pd``), on
-    the node's joint_commands (its reference and its feed-forward, the node's own PD off)."""
+    the node's joint_commands (its reference and its feed-forward, the node's own PD off). ``priorities``:
+    on the wall clock, the simulator and the node on SCHED_FIFO (SIM_PRIORITY, NODE_PRIORITY)."""
     kp, kd = joint_gains(model, trot.standing, robot.omega)
     sim = {
         "robot_description": robot.urdf, "realtime": realtime, "joints": list(model.joint_names),
@@ -134,6 +150,8 @@ def trot_parameters(
         # only, every few ms on a loaded machine, and 500 held the robot into the trot's first 1.75 s)
         release = 100 if motor_pd else max(1, round(500 / publish_every))
         sim |= {"command_timeout": 0.0, "release_after_commands": release, "realtime_catch_up": CATCH_UP}
+        if priorities:
+            sim["thread_priority"] = SIM_PRIORITY
     node = {
         "robot_description": robot.urdf, "floating_base": True, "command_joints": list(model.joint_names),
         "contact_links": robot.feet, "contact_distribution": "qp", "contact_radius": [robot.foot_radius],
@@ -148,6 +166,8 @@ def trot_parameters(
         }
         del node["kp"], node["kd"]  # the node's feed-forward alone
         node["joint_states_depth"] = 1  # a late feed-forward is no use: the present state, never a backlog
+    if realtime and priorities:
+        node["thread_priority"] = NODE_PRIORITY
     if gait:
         g = trot.gait
         node |= {"gait_period": g.period, "gait_duty": [g.duty], "gait_phases": list(g.phases)}
@@ -169,6 +189,7 @@ def run_trot(
     publish_every: int = 1,
     motor_pd: bool = False,
     reference_lead: float = 0.0,
+    priorities: bool = True,
 ) -> dict[str, TrotScore]:
     """Trots ``seconds`` of trajectory time (needs rclpy initialised); a score per span (start, end)
     of ``spans``, by name; without base feedback the base's reference is anchored to where the base
@@ -179,22 +200,21 @@ def run_trot(
     ``sway``: the planner's orientation reference is ``SupportLineSway``'s (else level). ``publish_every``:
     the simulator's states (and base_odometry, the record) every that many 1 ms steps. ``motor_pd``: the
     joints' PD closed in the simulator at every step (see ``trot_parameters``). ``reference_lead`` [s]: the
-    node's (its references sampled that far after each state's stamp)."""
+    node's (its references sampled that far after each state's stamp). ``priorities``: on the wall clock,
+    the simulator, the node and the planner on SCHED_FIFO (SIM_PRIORITY, NODE_PRIORITY, PLANNER_PRIORITY)."""
     model = RobotModel.from_urdf(robot.urdf, floating_base=True)
-    sim, node = trot_parameters(robot, model, trot, seconds, gait, realtime, publish_every, motor_pd)
+    sim, node = trot_parameters(robot, model, trot, seconds, gait, realtime, publish_every, motor_pd, priorities)
     if reference_lead:
         node["reference_lead"] = reference_lead
-    states: list[tuple[float, np.ndarray, np.ndarray]] = []
-
-    def on_states(msg) -> None:
-        states.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, np.array(msg.position), msg.effort))
+    received: list[bytes] = []  # contact_states' CDR bytes, read after the run (this process holds the planner)
 
     table = trot.tabulated(seconds + 6.0)
     omegas = base_omega if isinstance(base_omega, tuple) else (base_omega, base_omega)
     planner = None
     if any(omegas):
         reference = SupportLineSway(model, trot, robot.foot_radius, seconds + 1.0) if sway else None
-        planner = BaseFeedback(name, trot.gait, base_height(trot, robot), *omegas, reference)
+        priority = PLANNER_PRIORITY if realtime and priorities else 0
+        planner = BaseFeedback(name, trot.gait, base_height(trot, robot), *omegas, reference, priority)
         planner.period = PLANNER_PERIOD if motor_pd else 0.0
 
     def progress(publisher) -> None:
@@ -204,7 +224,7 @@ def run_trot(
     try:
         run = run_closed_loop(
             folder, name, sim, node, table, list(model.joint_names), env, timeout=120.0 + 100.0 * seconds,
-            align=trot.gait.period, watch={"contact_states": on_states}, progress=progress,
+            align=trot.gait.period, watch={"contact_states": received.append}, progress=progress,
             follow="joint_commands" if motor_pd and realtime else "feedforward_efforts",
         )  # fmt: skip
     finally:
@@ -213,6 +233,7 @@ def run_trot(
             np.save(folder / f"{name}_planner_stamps.npy", np.array(planner.stamps))
     if run.time[-1] < seconds - 0.01:
         raise RuntimeError(f"{name}: the trot stopped at {run.time[-1]:.3f} s\n{run.sim_log[-1500:]}")
+    states = [_contact_state(data) for data in received]
     data = np.load(folder / f"{name}_record.npz")
     kept = data["stamp"] - run.t0 <= seconds + 1e-9
     base_p, base_q = data["base_position"][kept], data["base_orientation"][kept]
@@ -228,10 +249,18 @@ class BaseFeedback:
     """Publishes ``desired_base_acceleration`` in ``namespace`` for every base_odometry it reads: the
     gait's base reference (X(t), 0, ``height``, level) tracked at ``omega`` [rad/s], its rotation at
     ``omega_rotation``. Trajectory time is the odometry's stamp minus ``t0`` (set once known; before
-    it, the start is the reference)."""
+    it, the start is the reference). ``priority`` (1-99): every thread of this process on SCHED_FIFO at it
+    until ``close`` (refused: said, and the default scheduler kept)."""
 
     def __init__(
-        self, namespace: str, gait: Gait, height: float, omega: float, omega_rotation: float, sway=None
+        self,
+        namespace: str,
+        gait: Gait,
+        height: float,
+        omega: float,
+        omega_rotation: float,
+        sway=None,
+        priority: int = 0,
     ) -> None:
         self.gait, self.height, self.sway = gait, height, sway
         self.kp, self.kd = omega**2, 2.0 * omega
@@ -250,34 +279,48 @@ class BaseFeedback:
         qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
         self.subscription = DedicatedSubscription(self.node, Odometry, "base_odometry", self._on_bytes, qos, raw=True)
         self.subscription.start()
+        self.prioritised = False  # this process on SCHED_FIFO, put back by close
+        if priority:
+            refused = use_fifo_scheduling(priority)
+            if refused:
+                self.node.get_logger().warning(f"the planner's priority: {refused}")
+            self.prioritised = refused is None
 
     def _on_bytes(self, data: bytes) -> None:
         sec, nanosec = struct.unpack_from("<iI" if data[1] == 1 else ">iI", data, 4)  # CDR little or big endian
         if self.stamps and sec + nanosec * 1e-9 - self.stamps[-1] < self.period - 1e-6:
             return
-        self._on_odometry(deserialize_message(data, Odometry))
+        values = read_odometry(data)
+        if values is None:  # not little-endian CDR: never from rnea_sim on this machine
+            raise ValueError("base_odometry: not a little-endian CDR Odometry")
+        self._on_odometry(values)
 
-    def _on_odometry(self, msg: Odometry) -> None:
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    def _on_odometry(self, odometry: OdometryValues) -> None:
+        stamp = odometry.stamp[0] + odometry.stamp[1] * 1e-9
         t = stamp - self.t0 if self.t0 is not None else -1.0
-        pose, twist = msg.pose.pose, msg.twist.twist
-        p = np.array([pose.position.x, pose.position.y, pose.position.z])
-        o = pose.orientation
-        v = np.array([twist.linear.x, twist.linear.y, twist.linear.z])
-        w = np.array([twist.angular.x, twist.angular.y, twist.angular.z])
+        pose, twist = np.array(odometry.pose), np.array(odometry.twist)
         gains = (self.kp, self.kd, self.kp_rotation, self.kd_rotation)
         sway = self.sway(t) if self.sway is not None else None
-        a, alpha = base_acceleration(self.gait, self.height, gains, t, p, np.array([o.x, o.y, o.z, o.w]), v, w, sway)
+        a, alpha = base_acceleration(self.gait, self.height, gains, t, pose[:3], pose[3:], twist[:3], twist[3:], sway)
         out = AccelStamped()
-        out.header.stamp, out.header.frame_id = msg.header.stamp, msg.child_frame_id
+        out.header.stamp.sec, out.header.stamp.nanosec = odometry.stamp
+        out.header.frame_id = odometry.child_frame_id
         out.accel.linear.x, out.accel.linear.y, out.accel.linear.z = (float(k) for k in a)
         out.accel.angular.x, out.accel.angular.y, out.accel.angular.z = (float(k) for k in alpha)
         self.publisher.publish(out)
         self.stamps.append(stamp)
 
     def close(self) -> None:
+        if self.prioritised:
+            use_ordinary_scheduling()
         self.subscription.destroy()
         self.node.destroy_node()
+
+
+def _contact_state(data: bytes) -> tuple[float, np.ndarray, np.ndarray]:
+    """(stamp [s], stance weights, forces [N]) of a contact_states message's bytes."""
+    msg = deserialize_message(data, JointState)
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, np.array(msg.position), np.array(msg.effort)
 
 
 def base_height(trot: GaitTrajectory, robot: Legged) -> float:

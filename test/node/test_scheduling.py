@@ -81,3 +81,26 @@ def test_the_default_leaves_the_scheduler_alone():
 
     assert Settings().thread_priority == 0
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
+
+
+@pytest.mark.skipif(not can_use_fifo(), reason="this user may not use SCHED_FIFO (rtprio limit 0, not root)")
+def test_ordinary_scheduling_puts_every_thread_back():
+    """The trot's planner (testing/trot.py) takes its process to SCHED_FIFO while it runs, and back."""
+    out = run_child(
+        """
+        import os, threading
+        from pathlib import Path
+        from rnea_ros.plumbing.scheduling import use_fifo_scheduling, use_ordinary_scheduling
+        stop = threading.Event()
+        threading.Thread(target=stop.wait).start()
+        def policies():
+            return {(os.sched_getscheduler(int(t.name)), os.sched_getparam(int(t.name)).sched_priority)
+                    for t in Path('/proc/self/task').iterdir()}
+        print(use_fifo_scheduling(30), policies() == {(os.SCHED_FIFO, 30)})
+        later = threading.Thread(target=stop.wait); later.start()
+        use_ordinary_scheduling()
+        print(policies() == {(os.SCHED_OTHER, 0)})
+        stop.set()
+        """
+    )
+    assert out.splitlines() == ["None True", "True"]
