@@ -4,8 +4,14 @@ first instant (its modules take 1-2 s to load: numpy, numba, rclpy); ``run`` is 
 Fast DDS: unless the user sets a profile of their own, the node uses ``fastdds_start.xml`` (next to
 this file; it says why): without it, a subscriber already running found the node 2-2.5 s late in
 most starts on this machine (docs/figures/start_up.md).
+
+Every message module's ``from rosidl_generator_py import import_type_support`` ran that package's
+``__init__``, which imports the IDL code generator too (lark, em: ~30 ms of CPU on the way to the
+first answer, for code the node never generates): ``_type_support_without_the_generator`` registers
+the package without running it; its other names load when first asked for.
 """
 
+import importlib.util
 import os
 import signal
 import sys
@@ -19,6 +25,7 @@ PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES
 PROFILE_FILES = ("DEFAULT_FASTRTPS_PROFILES.xml", "DEFAULT_FASTDDS_PROFILES.xml")  # read from the working directory
 NO_AOT_VARIABLE = "RNEA_NO_AOT"  # set: numba's kernels, as without an ahead-of-time module
 FASTDDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")  # "": Jazzy's default, rmw_fastrtps_cpp
+TYPE_SUPPORT_PACKAGE = "rosidl_generator_py"
 
 
 def start_profile(environ: Mapping[str, str], folder: Path) -> Path | None:
@@ -31,6 +38,34 @@ def start_profile(environ: Mapping[str, str], folder: Path) -> Path | None:
     if any((folder / name).exists() for name in PROFILE_FILES):
         return None
     return FASTDDS_PROFILE
+
+
+def _type_support_without_the_generator() -> None:
+    """``rosidl_generator_py`` in sys.modules, its ``import_type_support`` loaded, its ``__init__`` run only
+    when another of its names is asked for (see the module); imported as usual when it is not the
+    package expected."""
+    if TYPE_SUPPORT_PACKAGE in sys.modules:
+        return
+    spec = importlib.util.find_spec(TYPE_SUPPORT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations or spec.loader is None:
+        return
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[TYPE_SUPPORT_PACKAGE] = package
+    try:
+        from rosidl_generator_py.import_type_support_impl import import_type_support
+    except ImportError:
+        del sys.modules[TYPE_SUPPORT_PACKAGE]
+        return
+    package.import_type_support = import_type_support
+
+    def whole(name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        del package.__getattr__
+        spec.loader.exec_module(package)
+        return getattr(package, name)
+
+    package.__getattr__ = whole
 
 
 def _kernels_ahead_of_time() -> None:
@@ -57,6 +92,7 @@ def run() -> None:
             os.environ[PROFILE_VARIABLES[0]] = str(profile)
         if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
             sys.modules["coverage"] = None
+        _type_support_without_the_generator()
         _kernels_ahead_of_time()
         from rnea_ros.node.node import main
     except KeyboardInterrupt:  # as node.exit_interrupted does, before that module is there
