@@ -119,8 +119,8 @@ def test_an_unchanged_bag_is_opened_once_and_a_rewritten_one_again(tmp_path, mon
     """rnea_analyze asks for a bag's index four times (size, leading samples, samples, topics); rosbags opens
     an MCAP bag in 15-30 ms, so it is opened once while its files are unchanged, and again when they change."""
     opened = []
-    open_bag = recording._open_bag
-    monkeypatch.setattr(recording, "_open_bag", lambda path: opened.append(path) or open_bag(path))
+    read_summary = recording._read_summary
+    monkeypatch.setattr(recording, "_read_summary", lambda path: opened.append(path) or read_summary(path))
     bag = tmp_path / "bag"
     write_mcap(bag, 400, False, None)
     assert recording.bag_summary(bag).count("/joint_states") == 400
@@ -135,3 +135,50 @@ def test_an_unchanged_bag_is_opened_once_and_a_rewritten_one_again(tmp_path, mon
     assert recording.bag_summary(bag).count("/joint_states") == 250
     assert sum(len(c.t) for c in recording.read_bag_joint_states(bag, "/joint_states")) == 250
     assert len(opened) == 2
+
+
+@pytest.mark.parametrize(("compression", "split"), [(False, None), (True, None), (False, 3)])
+def test_an_mcap_bags_summary_from_its_metadata_is_rosbags(tmp_path, compression, split):
+    """A rosbag2 directory of MCAP files is summarised from its metadata.yaml without rosbags: the
+    connections, their message counts and the files rosbags' reader gives (two topics; chunks compressed
+    by the storage; two publishers on one topic). Another bag (sqlite3) is left to rosbags."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    bag = tmp_path / "bag"
+    write_mcap(bag, 600, compression, split)
+    reader = recording._open_bag(bag)
+    try:
+        expected = [(c.topic, c.msgtype, c.msgcount) for c in reader.connections], recording._mcap_files(reader)
+    finally:
+        reader.close()
+    summary = recording._mcap_directory_summary(bag)
+    assert summary is not None and (list(summary.connections), list(summary.mcap_files)) == expected
+    assert summary.count("/joint_states") == (900 if split else 600)
+
+    store = get_typestore(Stores.ROS2_JAZZY)
+    with Writer(tmp_path / "db3", version=9, storage_plugin=StoragePlugin.SQLITE3) as writer:
+        writer.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=store)
+    assert recording._mcap_directory_summary(tmp_path / "db3") is None
+
+
+def test_the_command_reads_an_mcap_bag_without_rosbags(tmp_path):
+    """rnea_analyze on a rosbag2 MCAP bag (uncompressed chunks) never imports rosbags: the summary from
+    metadata.yaml, the messages by ``mcap_scan`` (fails before: rosbags opened the bag for its summary)."""
+    import subprocess
+    import sys
+
+    from rnea_ros.demo.example_robot import example_arm_urdf
+
+    write_mcap(tmp_path / "bag", 600, False, None)
+    (tmp_path / "arm.urdf").write_text(example_arm_urdf())
+    arguments = [str(tmp_path / "bag"), "--urdf", str(tmp_path / "arm.urdf"), "--window", "0.02"]
+    probe = (
+        "import sys; from rnea_ros.analysis.cli import main; "
+        f"code = main({[*arguments, '--out', str(tmp_path / 'out')]!r}); "
+        "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'rosbags'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().split("\n")[-1] == "0 []"
+    assert (tmp_path / "out" / "samples.csv").stat().st_size > 0
