@@ -9,13 +9,17 @@ Every message module's ``from rosidl_generator_py import import_type_support`` r
 ``__init__``, which imports the IDL code generator too (lark, em: ~30 ms of CPU on the way to the
 first answer, for code the node never generates): ``_type_support_without_the_generator`` registers
 the package without running it; its other names load when first asked for.
+
+numpy's OpenBLAS starts one thread per core when it loads, and that start doubled numpy's import (0.17-0.23
+against 0.10 s of CPU, on the way to the first answer): the node's linear algebra is small (a model's
+6x6 blocks, the contact QP's few unknowns), so unless the user sets its threads, OpenBLAS runs on one.
 """
 
 import importlib.util
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 from rnea_ros.node import start_phase
@@ -26,6 +30,7 @@ PROFILE_FILES = ("DEFAULT_FASTRTPS_PROFILES.xml", "DEFAULT_FASTDDS_PROFILES.xml"
 NO_AOT_VARIABLE = "RNEA_NO_AOT"  # set: numba's kernels, as without an ahead-of-time module
 FASTDDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")  # "": Jazzy's default, rmw_fastrtps_cpp
 TYPE_SUPPORT_PACKAGE = "rosidl_generator_py"
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")  # what OpenBLAS reads, in order
 
 
 def start_profile(environ: Mapping[str, str], folder: Path) -> Path | None:
@@ -38,6 +43,12 @@ def start_profile(environ: Mapping[str, str], folder: Path) -> Path | None:
     if any((folder / name).exists() for name in PROFILE_FILES):
         return None
     return FASTDDS_PROFILE
+
+
+def one_blas_thread(environ: MutableMapping[str, str]) -> None:
+    """OpenBLAS on one thread (see the module) unless ``environ`` sets its threads already."""
+    if not any(environ.get(name) for name in BLAS_THREADS):
+        environ[BLAS_THREADS[0]] = "1"
 
 
 def _type_support_without_the_generator() -> None:
@@ -92,6 +103,7 @@ def run() -> None:
             os.environ[PROFILE_VARIABLES[0]] = str(profile)
         if "coverage" not in sys.modules:  # not measured: numba's import would load coverage.py (0.1-0.2 s) for nothing
             sys.modules["coverage"] = None
+        one_blas_thread(os.environ)  # before numpy's import
         _type_support_without_the_generator()
         _kernels_ahead_of_time()
         from rnea_ros.node.node import main

@@ -4,6 +4,8 @@ listed by Python (PYTHONPROFILEIMPORTTIME) and its phases stamped (RNEA_START_TR
 
 - The IDL code generator that ``rosidl_generator_py``'s ``__init__`` imports (rosidl_parser, lark, em:
   ~30 ms of CPU) is not imported by the time the node has started; the messages' type support is.
+- numpy's OpenBLAS starts on one thread (its start on one per core doubled numpy's import), unless the
+  user sets its threads.
 - ``python -m rnea_ros.compile`` (scripts/setup) writes the package's bytecode: a process that writes
   none (PYTHONDONTWRITEBYTECODE) then compiles none of the node's modules from source (~50 modules,
   0.05-0.15 s of CPU at each start before)."""
@@ -23,6 +25,7 @@ import yaml
 
 import rnea_ros
 from rnea_ros.demo.closed_loop import stop
+from rnea_ros.node.__main__ import BLAS_THREADS
 from rnea_ros.testing.reference import robot_urdf
 from rnea_ros.testing.ros_harness import ROS_ENV
 from rnea_ros.testing.start_up import FEET
@@ -103,6 +106,28 @@ print(generate_py.__module__, import_type_support.__module__, "lark" in sys.modu
     generator, support, lark, names = done.stdout.split(" ", 3)
     assert (generator, support, lark) == (GENERATOR[0], "rosidl_generator_py.import_type_support_impl", "True")
     assert "generate_py" in names
+
+
+BLAS_PROBE = """
+import os
+from rnea_ros.node.__main__ import one_blas_thread
+one_blas_thread(os.environ)
+import numpy
+print(len(os.listdir("/proc/self/task")), os.environ["OPENBLAS_NUM_THREADS"])
+"""
+
+
+@pytest.mark.parametrize("users", [None, "2"], ids=["unset", "the user's"])
+def test_openblas_starts_on_one_thread_unless_the_user_sets_its_threads(users):
+    env = {name: value for name, value in os.environ.items() if name not in BLAS_THREADS}
+    if users is not None:
+        env["OPENBLAS_NUM_THREADS"] = users
+    done = subprocess.run([sys.executable, "-c", BLAS_PROBE], env=env, capture_output=True, text=True, timeout=60)
+    threads, setting = done.stdout.split()
+    if users is None:
+        assert (threads, setting) == ("1", "1")  # numpy's import started no thread
+    else:
+        assert setting == users
 
 
 def test_rnea_compile_writes_the_bytecode_of_every_module_the_node_imports(tmp_path):
